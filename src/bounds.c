@@ -1,0 +1,87 @@
+/* bounds.c: box geometry and wall behaviour for the four bounds modes. */
+#include "config.h"
+#include "bounds.h"
+
+#include <math.h>
+#include <string.h>
+
+void bounds_init(struct bounds *b, const struct scenario *sc)
+{
+	int d;
+
+	memset(b, 0, sizeof *b);
+	b->dims = sc->dims;
+	b->mode = sc->mode;
+	b->margin = sc->margin;
+	for (d = 0; d < sc->dims; d++) {
+		b->lo_f[d] = (float)sc->bmin[d];
+		b->hi_f[d] = (float)sc->bmax[d];
+		/* A box narrower than binary32 can resolve still has a width. */
+		if (!(b->hi_f[d] > b->lo_f[d]))
+			b->hi_f[d] = nextafterf(b->lo_f[d], INFINITY);
+		b->lo[d] = b->lo_f[d];
+		b->hi[d] = b->hi_f[d];
+		b->len[d] = b->hi[d] - b->lo[d];
+		b->len_f[d] = (float)b->len[d];
+		b->half_f[d] = 0.5f * b->len_f[d];
+	}
+}
+
+static float wrap1(const struct bounds *b, int d, double p)
+{
+	float f;
+
+	if (p < b->lo[d] || p >= b->hi[d]) {
+		p = b->lo[d] + fmod(p - b->lo[d], b->len[d]);
+		if (p < b->lo[d])
+			p += b->len[d];
+	}
+	f = (float)p;
+	/* Rounding to binary32 may land exactly on the far wall. */
+	if (f >= b->hi_f[d] || f < b->lo_f[d])
+		f = b->lo_f[d];
+	return f;
+}
+
+float bounds_place(const struct bounds *b, int d, double p)
+{
+	if (b->mode == BOUNDS_WRAP)
+		return wrap1(b, d, p);
+	if (p < b->lo[d])
+		p = b->lo[d];
+	if (p > b->hi[d])
+		p = b->hi[d];
+	return (float)p;
+}
+
+void bounds_apply(const struct bounds *b, double pos[3], float vel[3])
+{
+	int d;
+
+	switch (b->mode) {
+	case BOUNDS_WRAP:
+		for (d = 0; d < b->dims; d++)
+			pos[d] = wrap1(b, d, pos[d]);
+		break;
+	case BOUNDS_REFLECT:
+		/* Mirror the overshoot back into the box; a move longer than the
+		 * box is clamped to the wall it crossed last. */
+		for (d = 0; d < b->dims; d++) {
+			if (pos[d] < b->lo[d]) {
+				pos[d] = 2.0 * b->lo[d] - pos[d];
+				vel[d] = -vel[d];
+			} else if (pos[d] > b->hi[d]) {
+				pos[d] = 2.0 * b->hi[d] - pos[d];
+				vel[d] = -vel[d];
+			}
+			if (pos[d] < b->lo[d])
+				pos[d] = b->lo[d];
+			if (pos[d] > b->hi[d])
+				pos[d] = b->hi[d];
+		}
+		break;
+	case BOUNDS_STEER:
+	case BOUNDS_NONE:
+		break;
+	}
+}

@@ -1,0 +1,40 @@
+/* bounds.h: the simulation box and its four modes (wrap, reflect, steer,
+ * none): minimum-image displacements and what happens at the walls. */
+#ifndef BOIDSIM_BOUNDS_H
+#define BOIDSIM_BOUNDS_H
+
+#include "scenario.h"
+
+struct bounds {
+	int dims;
+	enum bounds_mode mode;
+	/* The box in the engine's binary32 coordinates; the double copies are
+	 * the same values, for arithmetic done in double. */
+	float lo_f[3], hi_f[3], len_f[3], half_f[3];
+	double lo[3], hi[3], len[3];
+	double margin;
+};
+
+void bounds_init(struct bounds *b, const struct scenario *sc);
+
+/* Initial placement of coordinate p in dimension d inside the box. */
+float bounds_place(const struct bounds *b, int d, double p);
+
+/* Displacement d = p_j - p_i along one axis; under wrap the nearest periodic
+ * image (minimum-image convention). */
+static inline float bounds_min_image(const struct bounds *b, int d, float delta)
+{
+	if (b->mode == BOUNDS_WRAP) {
+		if (delta > b->half_f[d])
+			delta -= b->len_f[d];
+		else if (delta < -b->half_f[d])
+			delta += b->len_f[d];
+	}
+	return delta;
+}
+
+/* After a move: wrap positions around the torus, or reflect them (and the
+ * velocity component) off the walls; steer and none leave them alone. */
+void bounds_apply(const struct bounds *b, double pos[3], float vel[3]);
+
+#endif

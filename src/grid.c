@@ -1,0 +1,428 @@
+/* grid.c: uniform-grid neighbour search. Each step the flock is sorted into
+ * cell order by a parallel counting sort (boids of a cell by id), then every
+ * boid gathers its neighbours from the adjacent cells. Threads split the
+ * cells and each writes only its own boids: no atomics, no reductions. */
+#include "config.h"
+#include "grid.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err)
+{
+	memset(g, 0, sizeof *g);
+	g->dims = sc->dims;
+	g->periodic = sc->mode == BOUNDS_WRAP;
+	g->cell_min = scenario_max_radius(sc) * GRID_CELL_SLACK;
+	{
+		struct bounds b;
+		int d;
+
+		bounds_init(&b, sc);
+		for (d = 0; d < 3; d++) {
+			g->box_lo[d] = b.lo[d];
+			g->box_hi[d] = b.hi[d];
+		}
+	}
+	/* More cells than boids only adds empty cells to visit. */
+	g->max_cells = n + 64;
+#ifdef _OPENMP
+	g->threads = omp_get_max_threads();
+#else
+	g->threads = 1;
+#endif
+	if (g->threads < 1)
+		g->threads = 1;
+	if (!(g->cell_start = util_alloc(g->max_cells + 1, sizeof(uint32_t), err)) ||
+	    !(g->cell_of = util_alloc(n, sizeof(uint32_t), err)) ||
+	    !(g->key = util_alloc(n, sizeof(uint64_t), err)) ||
+	    !(g->hist = util_alloc(g->max_cells, sizeof(uint32_t) * (size_t)g->threads, err))) {
+		grid_free(g);
+		return -1;
+	}
+	return 0;
+}
+
+void grid_free(struct grid *g)
+{
+	util_free(g->cell_start);
+	util_free(g->cell_of);
+	util_free(g->key);
+	util_free(g->hist);
+	memset(g, 0, sizeof *g);
+}
+
+/* Cells per axis: as many as fit with edges no smaller than cell_min, then
+ * halved along the longest axis until the total fits max_cells. Under wrap
+ * the cells tile the bounds box exactly; otherwise they cover the flock's
+ * current extent, so a flock that drifts far away still gets a grid. */
+static void choose_geometry(struct grid *g, const struct flock *f)
+{
+	int d, dims = g->dims;
+	double total;
+
+	for (d = 0; d < dims; d++) {
+		double lo, hi, cells;
+
+		if (g->periodic) {
+			lo = g->box_lo[d];
+			hi = g->box_hi[d];
+		} else {
+			float mn = f->pos[d][0], mx = f->pos[d][0];
+			const float *p = f->pos[d];
+			size_t i, n = f->n;
+
+			/* min and max are exact, so this reduction cannot depend
+			 * on the thread count. */
+			#pragma omp parallel for reduction(min:mn) reduction(max:mx) schedule(static)
+			for (i = 0; i < n; i++) {
+				mn = p[i] < mn ? p[i] : mn;
+				mx = p[i] > mx ? p[i] : mx;
+			}
+			lo = mn;
+			hi = mx;
+		}
+		g->lo[d] = lo;
+		g->len[d] = hi - lo;
+		if (!(g->len[d] > 0.0))
+			g->len[d] = g->cell_min;
+		cells = floor(g->len[d] / g->cell_min);
+		if (cells < 1.0)
+			cells = 1.0;
+		if (cells > 2147483647.0)
+			cells = 2147483647.0;
+		g->n[d] = (uint32_t)cells;
+	}
+	for (;;) {
+		int big = 0;
+
+		total = 1.0;
+		for (d = 0; d < dims; d++) {
+			total *= g->n[d];
+			if (g->n[d] > g->n[big])
+				big = d;
+		}
+		if (total <= (double)g->max_cells)
+			break;
+		g->n[big] = (g->n[big] + 1) / 2;
+	}
+	g->ncells = (size_t)total;
+	for (d = 0; d < dims; d++)
+		g->inv[d] = g->n[d] / g->len[d];
+	for (; d < 3; d++) {
+		g->n[d] = 1;
+		g->lo[d] = 0.0;
+		g->inv[d] = 0.0;
+	}
+}
+
+static inline uint32_t axis_index(const struct grid *g, int d, float x)
+{
+	double c = ((double)x - g->lo[d]) * g->inv[d];
+
+	if (!(c >= 0.0)) /* also catches NaN, which would be a bug upstream */
+		return 0;
+	if (c >= (double)g->n[d])
+		return g->n[d] - 1;
+	return (uint32_t)c;
+}
+
+static inline size_t cell_of_slot(const struct grid *g, const struct flock *f, size_t i)
+{
+	size_t c = axis_index(g, 0, f->pos[0][i]);
+
+	c += (size_t)g->n[0] * axis_index(g, 1, f->pos[1][i]);
+	if (g->dims == 3)
+		c += (size_t)g->n[0] * g->n[1] * axis_index(g, 2, f->pos[2][i]);
+	return c;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts one cell's keys. Boids that stayed in their cell are already in
+ * order, so insertion sort is nearly linear for small cells. */
+static void sort_cell(uint64_t *k, size_t m)
+{
+	size_t i, j;
+
+	if (m > 32) {
+		qsort(k, m, sizeof *k, cmp_u64);
+		return;
+	}
+	for (i = 1; i < m; i++) {
+		uint64_t v = k[i];
+
+		for (j = i; j > 0 && k[j - 1] > v; j--)
+			k[j] = k[j - 1];
+		k[j] = v;
+	}
+}
+
+void grid_build(struct grid *g, struct flock *f)
+{
+	const size_t n = f->n;
+	const int dims = f->dims;
+	size_t ncells;
+
+	choose_geometry(g, f);
+	ncells = g->ncells;
+
+	#pragma omp parallel num_threads(g->threads)
+	{
+		int t = 0, nt = 1, d;
+		size_t i, c, lo, hi;
+		uint32_t *h;
+
+#ifdef _OPENMP
+		t = omp_get_thread_num();
+		nt = omp_get_num_threads();
+#endif
+		lo = n * (size_t)t / (size_t)nt;
+		hi = n * (size_t)(t + 1) / (size_t)nt;
+		h = g->hist + (size_t)t * ncells;
+		memset(h, 0, ncells * sizeof *h);
+		for (i = lo; i < hi; i++) {
+			c = cell_of_slot(g, f, i);
+			g->cell_of[i] = (uint32_t)c;
+			h[c]++;
+		}
+		#pragma omp barrier
+		#pragma omp single
+		{
+			uint32_t start = 0;
+			int tt;
+
+			for (c = 0; c < ncells; c++) {
+				g->cell_start[c] = start;
+				for (tt = 0; tt < nt; tt++) {
+					uint32_t cnt = g->hist[(size_t)tt * ncells + c];
+
+					g->hist[(size_t)tt * ncells + c] = start;
+					start += cnt;
+				}
+			}
+			g->cell_start[ncells] = start;
+		}
+		for (i = lo; i < hi; i++) {
+			uint32_t dest = h[g->cell_of[i]]++;
+
+			g->key[dest] = ((uint64_t)f->id[i] << 32) | (uint64_t)i;
+		}
+		#pragma omp barrier
+		#pragma omp for schedule(dynamic, 256)
+		for (c = 0; c < ncells; c++)
+			sort_cell(g->key + g->cell_start[c],
+				  g->cell_start[c + 1] - g->cell_start[c]);
+		#pragma omp for schedule(static)
+		for (i = 0; i < n; i++) {
+			size_t src = (size_t)(g->key[i] & 0xFFFFFFFFu);
+
+			for (d = 0; d < dims; d++) {
+				f->pos_next[d][i] = f->pos[d][src];
+				f->vel_next[d][i] = f->vel[d][src];
+			}
+			f->id_next[i] = (uint32_t)(g->key[i] >> 32);
+		}
+	}
+	flock_swap(f, 1);
+}
+
+/* The cells along one axis that can hold neighbours of cell c, in a fixed
+ * order; under wrap with fewer than three cells, each cell once. */
+static int axis_cells(const struct grid *g, int d, uint32_t c, uint32_t out[3])
+{
+	uint32_t n = g->n[d];
+	int m = 0;
+
+	if (d >= g->dims) {
+		out[0] = 0;
+		return 1;
+	}
+	if (g->periodic) {
+		if (n < 3) {
+			for (m = 0; m < (int)n; m++)
+				out[m] = (uint32_t)m;
+			return m;
+		}
+		out[0] = c == 0 ? n - 1 : c - 1;
+		out[1] = c;
+		out[2] = c + 1 == n ? 0 : c + 1;
+		return 3;
+	}
+	if (c > 0)
+		out[m++] = c - 1;
+	out[m++] = c;
+	if (c + 1 < n)
+		out[m++] = c + 1;
+	return m;
+}
+
+/* The slot ranges of the (up to 27) cells around cell c, z then y then x. */
+static int stencil(const struct grid *g, size_t c, uint32_t start[27], uint32_t end[27])
+{
+	uint32_t xs[3], ys[3], zs[3];
+	uint32_t cx = (uint32_t)(c % g->n[0]);
+	uint32_t cy = (uint32_t)(c / g->n[0] % g->n[1]);
+	uint32_t cz = (uint32_t)(c / g->n[0] / g->n[1]);
+	int nx = axis_cells(g, 0, cx, xs), ny = axis_cells(g, 1, cy, ys);
+	int nz = axis_cells(g, 2, cz, zs), a, b, e, m = 0;
+
+	for (a = 0; a < nz; a++)
+		for (b = 0; b < ny; b++)
+			for (e = 0; e < nx; e++) {
+				size_t cc = ((size_t)zs[a] * g->n[1] + ys[b]) * g->n[0] + xs[e];
+
+				start[m] = g->cell_start[cc];
+				end[m] = g->cell_start[cc + 1];
+				m++;
+			}
+	return m;
+}
+
+/* d = p_j - p_i (minimum image) and |d|^2, in binary32: the one definition
+ * of distance used by every neighbour loop, so grid and brute force agree. */
+static inline float pair_delta(const struct rules_params *rp, const struct flock *f,
+			       size_t i, size_t j, float d[3])
+{
+	float d2 = 0.0f;
+	int k;
+
+	for (k = 0; k < rp->dims; k++) {
+		d[k] = bounds_min_image(&rp->box, k, f->pos[k][j] - f->pos[k][i]);
+		d2 += d[k] * d[k];
+	}
+	return d2;
+}
+
+static inline void finish_boid(const struct flock *f, const struct rules_params *rp,
+			       const struct integrate_params *ip,
+			       const struct rules_acc *acc, size_t k)
+{
+	float pos[3] = {0, 0, 0}, vel[3] = {0, 0, 0}, po[3], vo[3];
+	double a[3];
+	int d;
+
+	for (d = 0; d < f->dims; d++) {
+		pos[d] = f->pos[d][k];
+		vel[d] = f->vel[d][k];
+	}
+	rules_acceleration(rp, acc, pos, vel, a);
+	integrate_boid(ip, a, pos, vel, po, vo);
+	for (d = 0; d < f->dims; d++) {
+		f->pos_next[d][k] = po[d];
+		f->vel_next[d][k] = vo[d];
+	}
+}
+
+void grid_step(const struct grid *g, const struct flock *f,
+	       const struct rules_params *rp, const struct integrate_params *ip)
+{
+	const size_t ncells = g->ncells;
+	const int dims = f->dims;
+	size_t c;
+
+	#pragma omp parallel for schedule(dynamic, 16)
+	for (c = 0; c < ncells; c++) {
+		uint32_t start[27], end[27];
+		size_t k;
+		int ns;
+
+		if (g->cell_start[c] == g->cell_start[c + 1])
+			continue;
+		ns = stencil(g, c, start, end);
+		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
+			struct rules_acc acc;
+			float d[3], v[3] = {0, 0, 0}, d2;
+			int s, e;
+
+			rules_acc_init(&acc);
+			for (s = 0; s < ns; s++) {
+				size_t j;
+
+				for (j = start[s]; j < end[s]; j++) {
+					if (j == k)
+						continue;
+					d2 = pair_delta(rp, f, k, j, d);
+					if (!(d2 <= rp->r2_max))
+						continue;
+					for (e = 0; e < dims; e++)
+						v[e] = f->vel[e][j];
+					rules_acc_add(&acc, rp, d, d2, v);
+				}
+			}
+			finish_boid(f, rp, ip, &acc, k);
+		}
+	}
+}
+
+void brute_step(const struct flock *f, const struct rules_params *rp,
+		const struct integrate_params *ip)
+{
+	const size_t n = f->n;
+	const int dims = f->dims;
+	size_t k;
+
+	#pragma omp parallel for schedule(dynamic, 64)
+	for (k = 0; k < n; k++) {
+		struct rules_acc acc;
+		float d[3], v[3] = {0, 0, 0}, d2;
+		size_t j;
+		int e;
+
+		rules_acc_init(&acc);
+		for (j = 0; j < n; j++) {
+			if (j == k)
+				continue;
+			d2 = pair_delta(rp, f, k, j, d);
+			if (!(d2 <= rp->r2_max))
+				continue;
+			for (e = 0; e < dims; e++)
+				v[e] = f->vel[e][j];
+			rules_acc_add(&acc, rp, d, d2, v);
+		}
+		finish_boid(f, rp, ip, &acc, k);
+	}
+}
+
+size_t grid_neighbours(const struct grid *g, const struct flock *f,
+		       const struct rules_params *rp, size_t k, float r2,
+		       uint32_t *out, size_t cap)
+{
+	uint32_t start[27], end[27];
+	size_t c = cell_of_slot(g, f, k), m = 0, j;
+	int ns = stencil(g, c, start, end), s;
+	float d[3];
+
+	for (s = 0; s < ns; s++)
+		for (j = start[s]; j < end[s]; j++)
+			if (j != k && pair_delta(rp, f, k, j, d) <= r2) {
+				if (m < cap)
+					out[m] = f->id[j];
+				m++;
+			}
+	return m;
+}
+
+size_t brute_neighbours(const struct flock *f, const struct rules_params *rp,
+			size_t k, float r2, uint32_t *out, size_t cap)
+{
+	size_t m = 0, j;
+	float d[3];
+
+	for (j = 0; j < f->n; j++)
+		if (j != k && pair_delta(rp, f, k, j, d) <= r2) {
+			if (m < cap)
+				out[m] = f->id[j];
+			m++;
+		}
+	return m;
+}

@@ -1,0 +1,63 @@
+/* grid.h: the uniform-grid neighbour search: a counting sort of the flock
+ * into cell order each step, and the parallel neighbour loop over cells. */
+#ifndef BOIDSIM_GRID_H
+#define BOIDSIM_GRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "flock.h"
+#include "integrate.h"
+#include "rules.h"
+#include "util.h"
+
+/* A cell is never smaller than the largest radius times this, so a
+ * neighbour within the radius is always in an adjacent cell even after the
+ * cell index has been rounded. */
+#define GRID_CELL_SLACK 1.001
+
+struct grid {
+	int dims;
+	int periodic;            /* wrap: cells tile the box as a torus */
+	double cell_min;         /* smallest cell edge: largest radius x slack */
+	double box_lo[3], box_hi[3]; /* the bounds box, in binary32 values */
+	size_t max_cells;        /* cap on the number of cells (memory bound) */
+	/* Geometry of the current step: the box it covers (the bounds box
+	 * under wrap, the flock's extent otherwise) and the cells per axis. */
+	double lo[3], len[3], inv[3];
+	uint32_t n[3];
+	size_t ncells;
+	/* Boids of cell c are slots cell_start[c] .. cell_start[c+1]-1. */
+	uint32_t *cell_start;    /* max_cells + 1 */
+	uint32_t *cell_of;       /* per boid, in the previous order */
+	uint64_t *key;           /* per boid: id << 32 | previous slot */
+	uint32_t *hist;          /* threads x max_cells counts */
+	int threads;
+};
+
+int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err);
+void grid_free(struct grid *g);
+
+/* Chooses this step's cells and reorders the flock into cell order, boids
+ * of one cell by increasing id; the order is a function of the state only,
+ * so the neighbour sums are the same for any thread count. */
+void grid_build(struct grid *g, struct flock *f);
+
+/* One synchronous step for every boid: gathers neighbours from the 3x3
+ * (3x3x3) cells around each boid's cell, applies the rules and integrates,
+ * writing f->pos_next / f->vel_next. Call grid_build first. */
+void grid_step(const struct grid *g, const struct flock *f,
+	       const struct rules_params *rp, const struct integrate_params *ip);
+
+/* The O(N^2) oracle: the same step by visiting every pair, in slot order. */
+void brute_step(const struct flock *f, const struct rules_params *rp,
+		const struct integrate_params *ip);
+
+/* For tests: the ids of the boids within sqrt(r2) of slot k, in visiting
+ * order; returns how many (at most cap are written). */
+size_t grid_neighbours(const struct grid *g, const struct flock *f,
+		       const struct rules_params *rp, size_t k, float r2,
+		       uint32_t *out, size_t cap);
+size_t brute_neighbours(const struct flock *f, const struct rules_params *rp,
+			size_t k, float r2, uint32_t *out, size_t cap);
+
+#endif

@@ -1,0 +1,25 @@
+/* integrate.h: the explicit Euler update of one boid, with the speed clamp
+ * and the bounds mode applied after the move. */
+#ifndef BOIDSIM_INTEGRATE_H
+#define BOIDSIM_INTEGRATE_H
+
+#include "bounds.h"
+#include "scenario.h"
+
+struct integrate_params {
+	int dims;
+	double dt, speed_min, speed_max;
+	const struct bounds *box;
+};
+
+void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
+			   const struct bounds *box);
+
+/* v' = v + a dt, |v'| clamped to [speed.min, speed.max] (a zero v' keeps the
+ * heading of v); p' = p + v' dt; then the bounds mode. Writes pos_out and
+ * vel_out (binary32); the arithmetic is in double. */
+void integrate_boid(const struct integrate_params *ip, const double acc[3],
+		    const float pos[3], const float vel[3],
+		    float pos_out[3], float vel_out[3]);
+
+#endif

@@ -1,0 +1,383 @@
+/* main.c: the boidsim command line: parse options, load the scenario, run
+ * the simulation and write the trajectory. The engine lives in the library. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "scenario.h"
+#include "sim.h"
+#include "traj.h"
+#include "util.h"
+
+#define EXIT_USAGE 2
+#define MAX_OVERRIDES 256
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: boidsim [run] [OPTIONS] SCENARIO.json\n"
+	      "Run a deterministic flocking simulation and write its trajectory.\n"
+	      "\n"
+	      "  -o, --output FILE      write the trajectory to FILE (.bin, .csv, .csv.gz;\n"
+	      "                         - for stdout, with --format)\n"
+	      "      --format FMT       bin, csv or csv.gz (default: from FILE's extension)\n"
+	      "      --seed N           override the scenario's seed\n"
+	      "      --steps N          override the number of steps\n"
+	      "      --every K          write every K-th step (step 0 is always written)\n"
+	      "      --set KEY=VALUE    override any scenario key by its dotted path\n"
+	      "  -j, --threads N        use N threads (default: OMP_NUM_THREADS or all cores)\n"
+	      "      --neighbours MODE  grid (default) or brute (O(N^2) reference)\n"
+	      "      --check            validate and print the effective scenario; run nothing\n"
+	      "      --check-invariants check counts, finiteness, speeds and box every step\n"
+	      "  -q, --quiet            no progress line or notes\n"
+	      "  -v, --verbose          more notes on stderr\n"
+	      "  -h, --help             show this help\n"
+	      "  -V, --version          show the version\n"
+	      "\n"
+	      "Exit status: 0 success, 1 runtime or I/O failure, 2 usage or scenario error,\n"
+	      "128+N when stopped by signal N (130 for SIGINT, 143 for SIGTERM).\n"
+	      "See boidsim(1), boidsim-scenario(5), boidsim-trajectory(5).\n", out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("boidsim: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (see boidsim --help)\n", stderr);
+	return EXIT_USAGE;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void progress(uint64_t step, uint64_t steps, size_t n, double t0, int done)
+{
+	double el = now_seconds() - t0, rate = el > 0 ? (double)step * n / el : 0;
+	double left = step > 0 ? el * (double)(steps - step) / (double)step : 0;
+
+	fprintf(stderr, "\rstep %" PRIu64 "/%" PRIu64 " %5.1f%%  %.3g boid-steps/s  %.0fs left ",
+		step, steps, steps ? 100.0 * step / steps : 100.0, rate, left);
+	if (done)
+		fputc('\n', stderr);
+}
+
+struct options {
+	const char *scenario;
+	const char *output;
+	const char *format;
+	int threads;
+	int check;
+	int check_invariants;
+	enum sim_search search;
+	struct scenario_override ov[MAX_OVERRIDES];
+	char *owned[MAX_OVERRIDES];
+	int n_ov;
+};
+
+static int add_override(struct options *o, const char *text, const char *label)
+{
+	if (o->n_ov == MAX_OVERRIDES)
+		return -1;
+	o->ov[o->n_ov].text = text;
+	o->ov[o->n_ov].label = label;
+	o->n_ov++;
+	return 0;
+}
+
+/* --seed/--steps/--every are overrides of their keys, validated the same way. */
+static int add_keyed(struct options *o, const char *key, const char *opt, const char *val)
+{
+	size_t len = strlen(key) + strlen(val) + 4;
+	char *text = malloc(len), *label = malloc(strlen(opt) + strlen(val) + 2);
+
+	if (text == NULL || label == NULL || o->n_ov == MAX_OVERRIDES) {
+		free(text);
+		free(label);
+		return -1;
+	}
+	/* A seed is always passed as a string so all 64 bits survive. */
+	if (strcmp(key, "seed") == 0 && strchr(val, '"') == NULL)
+		snprintf(text, len, "%s=\"%s\"", key, val);
+	else
+		snprintf(text, len, "%s=%s", key, val);
+	sprintf(label, "%s %s", opt, val);
+	o->owned[o->n_ov] = text;
+	add_override(o, text, label);
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_FORMAT = 256, OPT_SEED, OPT_STEPS, OPT_EVERY, OPT_SET,
+	       OPT_NEIGHBOURS, OPT_CHECK, OPT_INVARIANTS };
+	static const struct option longs[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"steps", required_argument, NULL, OPT_STEPS},
+		{"every", required_argument, NULL, OPT_EVERY},
+		{"set", required_argument, NULL, OPT_SET},
+		{"threads", required_argument, NULL, 'j'},
+		{"neighbours", required_argument, NULL, OPT_NEIGHBOURS},
+		{"neighbors", required_argument, NULL, OPT_NEIGHBOURS},
+		{"check", no_argument, NULL, OPT_CHECK},
+		{"check-invariants", no_argument, NULL, OPT_INVARIANTS},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0}};
+	int c;
+	char *end;
+	long v;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:j:qvhV", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			o->format = optarg;
+			break;
+		case OPT_SEED:
+			if (add_keyed(o, "seed", "--seed", optarg) != 0)
+				return usage_error("too many overrides at %s", optarg);
+			break;
+		case OPT_STEPS:
+			if (add_keyed(o, "steps", "--steps", optarg) != 0)
+				return usage_error("too many overrides at %s", optarg);
+			break;
+		case OPT_EVERY:
+			if (add_keyed(o, "output.every", "--every", optarg) != 0)
+				return usage_error("too many overrides at %s", optarg);
+			break;
+		case OPT_SET:
+			if (strchr(optarg, '=') == NULL)
+				return usage_error("--set %s: expected KEY=VALUE", optarg);
+			if (add_override(o, optarg, NULL) != 0)
+				return usage_error("too many overrides at %s", optarg);
+			break;
+		case 'j':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > 4096)
+				return usage_error("--threads %s: expected a whole number from 1 to 4096",
+						   optarg);
+			o->threads = (int)v;
+			break;
+		case OPT_NEIGHBOURS:
+			if (strcmp(optarg, "grid") == 0)
+				o->search = SIM_GRID;
+			else if (strcmp(optarg, "brute") == 0)
+				o->search = SIM_BRUTE;
+			else
+				return usage_error("--neighbours %s: expected grid or brute", optarg);
+			break;
+		case OPT_CHECK:
+			o->check = 1;
+			break;
+		case OPT_INVARIANTS:
+			o->check_invariants = 1;
+			break;
+		case 'q':
+			util_verbosity = UTIL_QUIET;
+			break;
+		case 'v':
+			util_verbosity = UTIL_VERBOSE;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case 'V':
+			printf("boidsim %s\n", PACKAGE_VERSION);
+			return -1;
+		case ':':
+			return usage_error("option %s needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no scenario file given");
+	if (optind + 1 < argc)
+		return usage_error("unexpected argument %s", argv[optind + 1]);
+	o->scenario = argv[optind];
+	return 0;
+}
+
+static int run(struct options *o)
+{
+	struct util_err err = {{0}};
+	struct scenario sc;
+	struct sim sim;
+	struct traj_writer *w = NULL;
+	enum traj_format fmt = TRAJ_BIN;
+	float *frame[6] = {0};
+	char *json = NULL, generator[64];
+	int status = 1, d, sim_ok = 0, tty;
+	double t0, last = 0;
+
+	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (o->format && traj_format_parse(o->format, &fmt) != 0) {
+		status = usage_error("--format %s: expected bin, csv or csv.gz", o->format);
+		goto out;
+	}
+	if (o->output && !o->format) {
+		if (strcmp(o->output, "-") == 0) {
+			status = usage_error("%s", "-o - needs --format bin, csv or csv.gz");
+			goto out;
+		}
+		if (traj_format_guess(o->output, &fmt) != 0) {
+			status = usage_error("%s: cannot tell the format from the name; use .bin, "
+					     ".csv or .csv.gz, or --format", o->output);
+			goto out;
+		}
+	}
+	json = scenario_to_json(&sc);
+	if (json == NULL) {
+		fprintf(stderr, "boidsim: out of memory\n");
+		goto out;
+	}
+	if (o->check) {
+		printf("%s\n", json);
+		status = fflush(stdout) == 0 ? 0 : 1;
+		goto out;
+	}
+	if (o->output == NULL)
+		util_msg(UTIL_VERBOSE, "no -o given: the trajectory is not written");
+	if (sim_init(&sim, &sc, o->search, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	sim_ok = 1;
+	if (o->output) {
+		for (d = 0; d < 2 * sc.dims; d++)
+			if (!(frame[d] = util_alloc((size_t)sc.count, sizeof(float), &err))) {
+				fprintf(stderr, "boidsim: %s\n", err.msg);
+				goto out;
+			}
+		snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
+		w = traj_writer_open(o->output, fmt, sc.dims, sc.count, sc.seed, generator,
+				     json, &err);
+		if (w == NULL) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
+	}
+	tty = isatty(STDERR_FILENO) && util_verbosity >= UTIL_NORMAL;
+	t0 = now_seconds();
+	for (;;) {
+		if (o->check_invariants && sim_check(&sim, &err) != 0) {
+			fprintf(stderr, "boidsim: invariant violated: %s\n", err.msg);
+			goto out;
+		}
+		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps)) {
+			flock_to_id_order(&sim.flock, frame);
+			if (traj_write_frame(w, sim.step, frame, &err) != 0) {
+				fprintf(stderr, "boidsim: %s\n", err.msg);
+				goto out;
+			}
+		}
+		if (sim.step == sc.steps || stop_signal)
+			break;
+		sim_step(&sim);
+		if (tty && now_seconds() - last > 0.25) {
+			last = now_seconds();
+			progress(sim.step, sc.steps, sim.flock.n, t0, 0);
+		}
+	}
+	if (tty)
+		progress(sim.step, sc.steps, sim.flock.n, t0, 1);
+	if (w) {
+		enum traj_status st = stop_signal ? TRAJ_INTERRUPTED : TRAJ_COMPLETE;
+
+		if (traj_writer_close(w, st, &err) != 0) {
+			w = NULL;
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
+		w = NULL;
+		if (strcmp(o->output, "-") != 0)
+			util_msg(UTIL_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
+				 stop_signal ? "interrupted; wrote what was done to" : "wrote",
+				 st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
+				 o->output, sim.step, sc.count);
+	}
+	status = stop_signal ? 128 + stop_signal : 0;
+out:
+	traj_writer_abort(w);
+	for (d = 0; d < 6; d++)
+		util_free(frame[d]);
+	if (sim_ok)
+		sim_free(&sim);
+	free(json);
+	scenario_free(&sc);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct sigaction sa;
+	int rc, i;
+
+	memset(&o, 0, sizeof o);
+	/* "boidsim run SCENARIO" is the explicit form of "boidsim SCENARIO". */
+	if (argc > 1 && strcmp(argv[1], "run") == 0) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	rc = parse_args(argc, argv, &o);
+	if (rc != 0) {
+		rc = rc < 0 ? 0 : rc;
+		goto out;
+	}
+#ifdef _OPENMP
+	if (o.threads > 0)
+		omp_set_num_threads(o.threads);
+#endif
+	/* First SIGINT/SIGTERM: finish the frame and close the file marked as
+	 * interrupted. The handler resets itself, so a second one stops at once. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = run(&o);
+out:
+	for (i = 0; i < o.n_ov; i++) {
+		if (o.owned[i]) {
+			free((char *)o.ov[i].label);
+			free(o.owned[i]);
+		}
+	}
+	return rc;
+}

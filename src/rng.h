@@ -1,0 +1,28 @@
+/* rng.h: counter-based random numbers: every draw is a pure function of
+ * (seed, purpose, boid id, step, draw index), never of thread scheduling. */
+#ifndef BOIDSIM_RNG_H
+#define BOIDSIM_RNG_H
+
+#include <stdint.h>
+
+/* What a draw is for; part of the counter so that streams never overlap. */
+enum rng_purpose {
+	RNG_INIT_POSITION = 1,
+	RNG_INIT_HEADING = 2,
+	RNG_INIT_SPEED = 3,
+};
+
+/* Four independent 32-bit words for (seed, purpose, id, step, index).
+ * index must be below 2^24. */
+void rng_draw4(uint64_t seed, enum rng_purpose purpose, uint32_t index,
+	       uint32_t id, uint64_t step, uint32_t out[4]);
+
+/* A double uniform in [0, 1) with 53 random bits from two words. */
+static inline double rng_unit(uint32_t hi, uint32_t lo)
+{
+	uint64_t bits = ((uint64_t)hi << 21) ^ (uint64_t)(lo >> 11);
+
+	return (double)(bits & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+}
+
+#endif

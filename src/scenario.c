@@ -1,0 +1,767 @@
+/* scenario.c: reads a JSON scenario, applies --set overrides, validates every
+ * field against the schema below, and writes the effective scenario back. */
+#include "config.h"
+#include "scenario.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- schema -------------------------------------------------------------
+ * Every key a scenario may hold. Unknown keys are errors, so that a typo is
+ * never silently ignored. */
+struct skey {
+	const char *name;
+	const struct skey *sub; /* non-NULL: the value is an object of these */
+};
+
+static const struct skey RADII_KEYS[] = {
+	{"separation", NULL}, {"alignment", NULL}, {"cohesion", NULL}, {NULL, NULL}};
+static const struct skey WEIGHT_KEYS[] = {
+	{"separation", NULL}, {"alignment", NULL}, {"cohesion", NULL},
+	{"target", NULL}, {"bounds", NULL}, {NULL, NULL}};
+static const struct skey SPEED_KEYS[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
+static const struct skey BOUNDS_KEYS[] = {
+	{"min", NULL}, {"max", NULL}, {"mode", NULL}, {"margin", NULL}, {NULL, NULL}};
+static const struct skey TARGET_KEYS[] = {{"position", NULL}, {NULL, NULL}};
+static const struct skey OUTPUT_KEYS[] = {{"every", NULL}, {NULL, NULL}};
+static const struct skey ROOT_KEYS[] = {
+	{"description", NULL}, {"dimensions", NULL}, {"count", NULL},
+	{"steps", NULL}, {"dt", NULL}, {"seed", NULL},
+	{"radii", RADII_KEYS}, {"weights", WEIGHT_KEYS}, {"speed", SPEED_KEYS},
+	{"max_force", NULL}, {"bounds", BOUNDS_KEYS}, {"target", TARGET_KEYS},
+	{"output", OUTPUT_KEYS}, {NULL, NULL}};
+
+static const char *const MODE_NAMES[] = {"wrap", "reflect", "steer", "none"};
+
+const char *scenario_mode_name(enum bounds_mode m)
+{
+	return MODE_NAMES[m];
+}
+
+/* ---- error context ------------------------------------------------------
+ * An error at a JSON path is attributed to the --set override that wrote
+ * that path, or else to the file. */
+struct ctx {
+	const char *file;
+	const struct scenario_override *ov;
+	int n_ov;
+	struct util_err *err;
+};
+
+static int path_has_prefix(const char *path, const char *prefix, size_t plen)
+{
+	if (strncmp(path, prefix, plen) != 0)
+		return 0;
+	return path[plen] == '\0' || path[plen] == '.' || path[plen] == '[';
+}
+
+static void fail(const struct ctx *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(const struct ctx *c, const char *path, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	int i;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	/* The last override that wrote this path (or a parent) owns it. */
+	for (i = c->n_ov - 1; i >= 0; i--) {
+		const char *t = c->ov[i].text;
+		const char *eq = strchr(t, '=');
+		size_t plen = eq ? (size_t)(eq - t) : strlen(t);
+
+		if (path_has_prefix(path, t, plen)) {
+			if (c->ov[i].label)
+				util_err_set(c->err, "%s: %s: %s", c->ov[i].label, path, what);
+			else
+				util_err_set(c->err, "--set %s: %s: %s", t, path, what);
+			return;
+		}
+	}
+	util_err_set(c->err, "%s: %s: %s", c->file, path, what);
+}
+
+/* ---- "did you mean" ------------------------------------------------------ */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t row[64];
+
+	if (la >= 63 || lb >= 63)
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) !=
+				      tolower((unsigned char)b[j - 1]);
+			size_t best = diag + cost;
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const char *suggest(const char *name, const struct skey *keys)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+
+	for (; keys->name; keys++) {
+		size_t d = edit_distance(name, keys->name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = keys->name;
+		}
+	}
+	if (best != NULL && (best_d <= 2 || best_d * 3 <= strlen(best)))
+		return best;
+	return NULL;
+}
+
+/* ---- structure: unknown and duplicate keys ------------------------------ */
+static int check_object(const struct ctx *c, const cJSON *obj,
+			const struct skey *keys, const char *path)
+{
+	const cJSON *it, *prev;
+	char sub[256];
+
+	if (!cJSON_IsObject(obj)) {
+		fail(c, path[0] ? path : "(root)", "must be an object");
+		return -1;
+	}
+	for (it = obj->child; it; it = it->next) {
+		const struct skey *k;
+
+		snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "",
+			 it->string);
+		for (prev = obj->child; prev != it; prev = prev->next)
+			if (strcmp(prev->string, it->string) == 0) {
+				fail(c, sub, "duplicate key");
+				return -1;
+			}
+		for (k = keys; k->name; k++)
+			if (strcmp(k->name, it->string) == 0)
+				break;
+		if (k->name == NULL) {
+			const char *s = suggest(it->string, keys);
+
+			if (s)
+				fail(c, sub, "unknown key (did you mean \"%s\"?)", s);
+			else
+				fail(c, sub, "unknown key");
+			return -1;
+		}
+		if (k->sub && check_object(c, it, k->sub, sub) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- typed readers ------------------------------------------------------ */
+static const cJSON *lookup(const cJSON *root, const char *path)
+{
+	char buf[128];
+	const cJSON *node = root;
+	char *save = NULL, *tok;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && node;
+	     tok = strtok_r(NULL, ".", &save))
+		node = cJSON_GetObjectItemCaseSensitive(node, tok);
+	return node;
+}
+
+/* A finite number in [lo, hi] (lo excluded when lo_open). */
+static int check_real(const struct ctx *c, const cJSON *n, const char *path,
+		      double lo, int lo_open, double hi, double *out)
+{
+	double v;
+
+	if (!cJSON_IsNumber(n)) {
+		fail(c, path, "expected a number");
+		return -1;
+	}
+	v = n->valuedouble;
+	if (!isfinite(v)) {
+		fail(c, path, "must be a finite number");
+		return -1;
+	}
+	if (lo_open ? !(v > lo) : !(v >= lo)) {
+		fail(c, path, "must be %s %g, got %.17g",
+		     lo_open ? "greater than" : "at least", lo, v);
+		return -1;
+	}
+	if (v > hi) {
+		fail(c, path, "must be at most %g, got %.17g", hi, v);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int read_real(const struct ctx *c, const cJSON *root, const char *path,
+		     double lo, int lo_open, double hi, double def, double *out)
+{
+	const cJSON *n = lookup(root, path);
+
+	if (n == NULL) {
+		*out = def;
+		return 0;
+	}
+	return check_real(c, n, path, lo, lo_open, hi, out);
+}
+
+/* An integer in [lo, hi]; JSON numbers are doubles, so hi <= 2^53. */
+static int read_uint(const struct ctx *c, const cJSON *root, const char *path,
+		     uint64_t lo, uint64_t hi, int required, uint64_t def,
+		     uint64_t *out)
+{
+	const cJSON *n = lookup(root, path);
+	double v;
+
+	if (n == NULL) {
+		if (required) {
+			fail(c, path, "required key is missing");
+			return -1;
+		}
+		*out = def;
+		return 0;
+	}
+	if (!cJSON_IsNumber(n)) {
+		fail(c, path, "expected an integer");
+		return -1;
+	}
+	v = n->valuedouble;
+	if (!isfinite(v) || v != floor(v)) {
+		fail(c, path, "expected an integer, got %.17g", v);
+		return -1;
+	}
+	if (v < (double)lo || v > (double)hi) {
+		fail(c, path, "must be between %" PRIu64 " and %" PRIu64 ", got %.17g",
+		     lo, hi, v);
+		return -1;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int read_vec(const struct ctx *c, const cJSON *root, const char *path,
+		    int dims, int required, double *out)
+{
+	const cJSON *n = lookup(root, path), *e;
+	char sub[160];
+	int i = 0;
+
+	if (n == NULL) {
+		if (required) {
+			fail(c, path, "required key is missing");
+			return -1;
+		}
+		return 1;
+	}
+	if (!cJSON_IsArray(n) || cJSON_GetArraySize(n) != dims) {
+		fail(c, path, "expected an array of %d numbers (dimensions is %d)",
+		     dims, dims);
+		return -1;
+	}
+	cJSON_ArrayForEach(e, n) {
+		snprintf(sub, sizeof sub, "%s[%d]", path, i);
+		if (check_real(c, e, sub, -SCENARIO_VALUE_MAX, 0,
+			       SCENARIO_VALUE_MAX, &out[i]) != 0)
+			return -1;
+		i++;
+	}
+	return 0;
+}
+
+/* The seed is 64-bit: a JSON number up to 2^53 (exact in a double), or a
+ * string of decimal digits for the full range. */
+static int read_seed(const struct ctx *c, const cJSON *root, uint64_t *out)
+{
+	const cJSON *n = lookup(root, "seed");
+
+	if (n == NULL) {
+		*out = 1;
+		return 0;
+	}
+	if (cJSON_IsString(n)) {
+		const char *s = n->valuestring;
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		if (!isdigit((unsigned char)s[0]))
+			goto bad;
+		v = strtoull(s, &end, 10);
+		if (errno != 0 || *end != '\0')
+			goto bad;
+		*out = v;
+		return 0;
+bad:
+		fail(c, "seed", "expected decimal digits for a 64-bit seed, got \"%s\"", s);
+		return -1;
+	}
+	if (cJSON_IsNumber(n) && n->valuedouble > 9007199254740992.0) {
+		fail(c, "seed", "integers above 2^53 are not exact in JSON numbers; "
+		     "give the seed as a string of digits");
+		return -1;
+	}
+	return read_uint(c, root, "seed", 0, UINT64_C(9007199254740992), 0, 1, out);
+}
+
+/* ---- overrides ---------------------------------------------------------- */
+static int apply_override(const struct ctx *c, cJSON *root, const char *text)
+{
+	const char *eq = strchr(text, '=');
+	char path[256], *seg, *save = NULL;
+	cJSON *node = root, *value;
+	size_t plen;
+
+	if (eq == NULL || eq == text) {
+		util_err_set(c->err, "--set %s: expected KEY=VALUE", text);
+		return -1;
+	}
+	plen = (size_t)(eq - text);
+	if (plen >= sizeof path) {
+		util_err_set(c->err, "--set %s: key too long", text);
+		return -1;
+	}
+	memcpy(path, text, plen);
+	path[plen] = '\0';
+	value = cJSON_ParseWithOpts(eq + 1, NULL, 1);
+	if (value == NULL) /* a bare word such as reflect */
+		value = cJSON_CreateString(eq + 1);
+	if (value == NULL) {
+		util_err_set(c->err, "--set %s: out of memory", text);
+		return -1;
+	}
+	for (seg = strtok_r(path, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
+		char *br = strchr(seg, '[');
+		int last = (save == NULL || *save == '\0');
+		cJSON *child;
+
+		if (seg[0] == '\0' || br == seg) {
+			util_err_set(c->err, "--set %s: malformed key", text);
+			goto fail;
+		}
+		if (br) { /* name[index]: one element of a vector */
+			char *end;
+			long idx = strtol(br + 1, &end, 10);
+			cJSON *arr;
+
+			*br = '\0';
+			if (!last || end == br + 1 || strcmp(end, "]") != 0 || idx < 0) {
+				util_err_set(c->err, "--set %s: malformed index", text);
+				goto fail;
+			}
+			arr = cJSON_GetObjectItemCaseSensitive(node, seg);
+			if (!cJSON_IsArray(arr) || idx >= cJSON_GetArraySize(arr)) {
+				util_err_set(c->err, "--set %s: %s has no element %ld",
+					     text, seg, idx);
+				goto fail;
+			}
+			cJSON_ReplaceItemInArray(arr, (int)idx, value);
+			return 0;
+		}
+		child = cJSON_GetObjectItemCaseSensitive(node, seg);
+		if (last) {
+			if (child)
+				cJSON_ReplaceItemInObjectCaseSensitive(node, seg, value);
+			else
+				cJSON_AddItemToObject(node, seg, value);
+			return 0;
+		}
+		if (child == NULL) {
+			child = cJSON_AddObjectToObject(node, seg);
+			if (child == NULL) {
+				util_err_set(c->err, "--set %s: out of memory", text);
+				goto fail;
+			}
+		} else if (!cJSON_IsObject(child)) {
+			util_err_set(c->err, "--set %s: %s is not an object", text, seg);
+			goto fail;
+		}
+		node = child;
+	}
+fail:
+	cJSON_Delete(value);
+	return -1;
+}
+
+/* ---- validation --------------------------------------------------------- */
+static int parse_mode(const struct ctx *c, const cJSON *root, enum bounds_mode *m)
+{
+	const cJSON *n = lookup(root, "bounds.mode");
+	size_t i;
+
+	*m = BOUNDS_WRAP;
+	if (n == NULL)
+		return 0;
+	if (cJSON_IsString(n))
+		for (i = 0; i < sizeof MODE_NAMES / sizeof MODE_NAMES[0]; i++)
+			if (strcmp(n->valuestring, MODE_NAMES[i]) == 0) {
+				*m = (enum bounds_mode)i;
+				return 0;
+			}
+	fail(c, "bounds.mode", "expected one of \"wrap\", \"reflect\", \"steer\", \"none\"");
+	return -1;
+}
+
+static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const double VM = SCENARIO_VALUE_MAX;
+	const cJSON *n;
+	uint64_t dims, need;
+	uint64_t phys;
+	double side_min;
+	int d, rc;
+
+	memset(sc, 0, sizeof *sc);
+	if (check_object(c, root, ROOT_KEYS, "") != 0)
+		return -1;
+	n = lookup(root, "description");
+	if (n && !cJSON_IsString(n)) {
+		fail(c, "description", "expected a string");
+		return -1;
+	}
+	if (read_uint(c, root, "dimensions", 2, 3, 0, 2, &dims) != 0)
+		return -1;
+	sc->dims = (int)dims;
+	if (read_uint(c, root, "count", 1, SCENARIO_COUNT_MAX, 1, 0, &sc->count) ||
+	    read_uint(c, root, "steps", 0, UINT64_C(1) << 53, 1, 0, &sc->steps) ||
+	    read_real(c, root, "dt", 0, 1, VM, 1.0, &sc->dt) ||
+	    read_seed(c, root, &sc->seed) ||
+	    read_real(c, root, "radii.separation", 0, 1, VM, 1.0, &sc->r_sep) ||
+	    read_real(c, root, "radii.alignment", 0, 1, VM, 3.0, &sc->r_ali) ||
+	    read_real(c, root, "radii.cohesion", 0, 1, VM, 3.0, &sc->r_coh) ||
+	    read_real(c, root, "weights.separation", 0, 0, VM, 1.5, &sc->w_sep) ||
+	    read_real(c, root, "weights.alignment", 0, 0, VM, 1.0, &sc->w_ali) ||
+	    read_real(c, root, "weights.cohesion", 0, 0, VM, 1.0, &sc->w_coh) ||
+	    read_real(c, root, "weights.target", 0, 0, VM, 1.0, &sc->w_target) ||
+	    read_real(c, root, "weights.bounds", 0, 0, VM, 1.0, &sc->w_bounds) ||
+	    read_real(c, root, "speed.min", 0, 0, VM, 0.0, &sc->speed_min) ||
+	    read_real(c, root, "speed.max", 0, 1, VM, 1.0, &sc->speed_max) ||
+	    read_real(c, root, "max_force", 0, 1, VM, 0.05, &sc->max_force) ||
+	    read_uint(c, root, "output.every", 1, UINT64_C(1) << 53, 0, 1, &sc->every) ||
+	    parse_mode(c, root, &sc->mode))
+		return -1;
+	if (sc->speed_min > sc->speed_max) {
+		fail(c, "speed.min", "must not exceed speed.max (%g)", sc->speed_max);
+		return -1;
+	}
+	if (read_vec(c, root, "bounds.min", sc->dims, 1, sc->bmin) != 0 ||
+	    read_vec(c, root, "bounds.max", sc->dims, 1, sc->bmax) != 0)
+		return -1;
+	side_min = VM * 2;
+	for (d = 0; d < sc->dims; d++) {
+		char p[32];
+
+		if (!(sc->bmax[d] > sc->bmin[d])) {
+			snprintf(p, sizeof p, "bounds.max[%d]", d);
+			fail(c, p, "must be greater than bounds.min[%d] (%g)", d, sc->bmin[d]);
+			return -1;
+		}
+		if (sc->bmax[d] - sc->bmin[d] < side_min)
+			side_min = sc->bmax[d] - sc->bmin[d];
+	}
+	if (read_real(c, root, "bounds.margin", 0, 0, VM, 0.1 * side_min, &sc->margin))
+		return -1;
+	n = lookup(root, "target");
+	if (n) {
+		rc = read_vec(c, root, "target.position", sc->dims, 1, sc->target);
+		if (rc != 0)
+			return -1;
+		sc->has_target = 1;
+	}
+	/* Refuse before allocating: the arrays must fit in size_t and in RAM. */
+	if (sc->count > SIZE_MAX / SCENARIO_BYTES_PER_BOID) {
+		fail(c, "count", "%" PRIu64 " boids overflow this machine's address space",
+		     sc->count);
+		return -1;
+	}
+	need = sc->count * SCENARIO_BYTES_PER_BOID;
+	phys = util_phys_mem();
+	if (phys != 0 && need > phys) {
+		fail(c, "count", "%" PRIu64 " boids need about %.1f GiB, more than this "
+		     "machine's %.1f GiB", sc->count, need / 1073741824.0,
+		     phys / 1073741824.0);
+		return -1;
+	}
+	n = lookup(root, "description");
+	if (n) {
+		sc->description = strdup(n->valuestring);
+		if (sc->description == NULL) {
+			util_err_set(c->err, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- text checks before parsing ----------------------------------------- */
+static int valid_utf8(const unsigned char *s, size_t len, size_t *bad)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char b = s[i];
+		size_t n, k;
+		uint32_t cp;
+
+		if (b < 0x80) {
+			i++;
+			continue;
+		}
+		if (b >= 0xC2 && b <= 0xDF) { n = 1; cp = b & 0x1F; }
+		else if (b >= 0xE0 && b <= 0xEF) { n = 2; cp = b & 0x0F; }
+		else if (b >= 0xF0 && b <= 0xF4) { n = 3; cp = b & 0x07; }
+		else goto invalid;
+		for (k = 1; k <= n; k++) {
+			if (i + k >= len || (s[i + k] & 0xC0) != 0x80)
+				goto invalid;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		/* overlong forms, surrogates and values beyond U+10FFFF */
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			goto invalid;
+		i += n + 1;
+	}
+	return 1;
+invalid:
+	*bad = i;
+	return 0;
+}
+
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+	size_t i;
+
+	*line = 1;
+	*col = 1;
+	for (i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+int scenario_load_string(const char *name, const char *text, size_t len,
+			 const struct scenario_override *ov, int n_ov,
+			 struct scenario *sc, struct util_err *err)
+{
+	struct ctx c = {name, ov, n_ov, err};
+	const char *end = NULL;
+	cJSON *root = NULL;
+	size_t bad, i;
+	int line, col, rc = -1;
+
+	memset(sc, 0, sizeof *sc);
+	for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
+		;
+	if (i == len) {
+		util_err_set(err, "%s: empty file, expected a JSON object", name);
+		goto out;
+	}
+	if (memchr(text, '\0', len) != NULL) {
+		line_col(text, (size_t)((const char *)memchr(text, '\0', len) - text),
+			 &line, &col);
+		util_err_set(err, "%s:%d:%d: NUL byte in scenario text", name, line, col);
+		goto out;
+	}
+	if (!valid_utf8((const unsigned char *)text, len, &bad)) {
+		line_col(text, bad, &line, &col);
+		util_err_set(err, "%s:%d:%d: invalid UTF-8", name, line, col);
+		goto out;
+	}
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (root == NULL) {
+		const char *at = cJSON_GetErrorPtr();
+		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
+
+		line_col(text, off, &line, &col);
+		util_err_set(err, "%s:%d:%d: parse error: not valid JSON "
+			     "(NaN, Infinity, comments and trailing commas are not JSON)",
+			     name, line, col);
+		goto out;
+	}
+	for (; end < text + len && isspace((unsigned char)*end); end++)
+		;
+	if (end < text + len && *end != '\0') {
+		line_col(text, (size_t)(end - text), &line, &col);
+		util_err_set(err, "%s:%d:%d: parse error: text after the end of the "
+			     "JSON document", name, line, col);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		util_err_set(err, "%s: expected a JSON object at the top level", name);
+		goto out;
+	}
+	for (i = 0; i < (size_t)n_ov; i++)
+		if (apply_override(&c, root, ov[i].text) != 0)
+			goto out;
+	if (validate(&c, root, sc) != 0) {
+		scenario_free(sc);
+		goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
+int scenario_load_file(const char *name, const struct scenario_override *ov,
+		       int n_ov, struct scenario *sc, struct util_err *err)
+{
+	int is_stdin = strcmp(name, "-") == 0;
+	const char *shown = is_stdin ? "<stdin>" : name;
+	FILE *f = is_stdin ? stdin : fopen(name, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct stat st;
+	int rc = -1;
+
+	if (f == NULL) {
+		util_err_set(err, "%s: cannot open: %s", shown, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		util_err_set(err, "%s: is a directory, expected a scenario file", shown);
+		goto out;
+	}
+	for (;;) {
+		size_t got;
+
+		if (len == cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 65536;
+			nb = realloc(buf, cap + 1);
+			if (nb == NULL) {
+				util_err_set(err, "%s: out of memory", shown);
+				goto out;
+			}
+			buf = nb;
+		}
+		got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (len > SCENARIO_FILE_MAX) {
+			util_err_set(err, "%s: larger than %u bytes, not a scenario", shown,
+				     SCENARIO_FILE_MAX);
+			goto out;
+		}
+		if (got == 0) {
+			if (ferror(f)) {
+				util_err_set(err, "%s: read error: %s", shown, strerror(errno));
+				goto out;
+			}
+			break;
+		}
+	}
+	rc = scenario_load_string(shown, buf ? buf : "", len, ov, n_ov, sc, err);
+out:
+	free(buf);
+	if (!is_stdin)
+		fclose(f);
+	return rc;
+}
+
+/* ---- effective scenario ------------------------------------------------- */
+static cJSON *vec_json(const double *v, int dims)
+{
+	return cJSON_CreateDoubleArray(v, dims);
+}
+
+char *scenario_to_json(const struct scenario *sc)
+{
+	cJSON *root = cJSON_CreateObject(), *o;
+	char seed[32];
+	char *text = NULL;
+
+	if (root == NULL)
+		return NULL;
+	if (sc->description)
+		cJSON_AddStringToObject(root, "description", sc->description);
+	cJSON_AddNumberToObject(root, "dimensions", sc->dims);
+	cJSON_AddNumberToObject(root, "count", (double)sc->count);
+	cJSON_AddNumberToObject(root, "steps", (double)sc->steps);
+	cJSON_AddNumberToObject(root, "dt", sc->dt);
+	/* Seeds beyond 2^53 only survive as strings. */
+	if (sc->seed <= UINT64_C(9007199254740992)) {
+		cJSON_AddNumberToObject(root, "seed", (double)sc->seed);
+	} else {
+		snprintf(seed, sizeof seed, "%" PRIu64, sc->seed);
+		cJSON_AddStringToObject(root, "seed", seed);
+	}
+	o = cJSON_AddObjectToObject(root, "radii");
+	cJSON_AddNumberToObject(o, "separation", sc->r_sep);
+	cJSON_AddNumberToObject(o, "alignment", sc->r_ali);
+	cJSON_AddNumberToObject(o, "cohesion", sc->r_coh);
+	o = cJSON_AddObjectToObject(root, "weights");
+	cJSON_AddNumberToObject(o, "separation", sc->w_sep);
+	cJSON_AddNumberToObject(o, "alignment", sc->w_ali);
+	cJSON_AddNumberToObject(o, "cohesion", sc->w_coh);
+	cJSON_AddNumberToObject(o, "target", sc->w_target);
+	cJSON_AddNumberToObject(o, "bounds", sc->w_bounds);
+	o = cJSON_AddObjectToObject(root, "speed");
+	cJSON_AddNumberToObject(o, "min", sc->speed_min);
+	cJSON_AddNumberToObject(o, "max", sc->speed_max);
+	cJSON_AddNumberToObject(root, "max_force", sc->max_force);
+	o = cJSON_AddObjectToObject(root, "bounds");
+	cJSON_AddItemToObject(o, "min", vec_json(sc->bmin, sc->dims));
+	cJSON_AddItemToObject(o, "max", vec_json(sc->bmax, sc->dims));
+	cJSON_AddStringToObject(o, "mode", MODE_NAMES[sc->mode]);
+	cJSON_AddNumberToObject(o, "margin", sc->margin);
+	if (sc->has_target) {
+		o = cJSON_AddObjectToObject(root, "target");
+		cJSON_AddItemToObject(o, "position", vec_json(sc->target, sc->dims));
+	}
+	o = cJSON_AddObjectToObject(root, "output");
+	cJSON_AddNumberToObject(o, "every", (double)sc->every);
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+void scenario_free(struct scenario *sc)
+{
+	free(sc->description);
+	sc->description = NULL;
+}
+
+double scenario_max_radius(const struct scenario *sc)
+{
+	double r = sc->r_sep;
+
+	if (sc->r_ali > r)
+		r = sc->r_ali;
+	if (sc->r_coh > r)
+		r = sc->r_coh;
+	return r;
+}

@@ -1,0 +1,66 @@
+/* scenario.h: the validated scenario (the user contract) and its JSON form. */
+#ifndef BOIDSIM_SCENARIO_H
+#define BOIDSIM_SCENARIO_H
+
+#include <stdint.h>
+#include "util.h"
+
+/* Largest magnitude accepted for any length, speed, weight or time step.
+ * The engine computes in binary32; squared distances of 1e9-sized lengths
+ * (1e18) stay far inside its range, so no valid scenario can overflow. */
+#define SCENARIO_VALUE_MAX 1e9
+/* Largest scenario file read, so hostile input cannot exhaust memory. */
+#define SCENARIO_FILE_MAX (16u << 20)
+/* Boid ids are 32-bit in the trajectory formats. */
+#define SCENARIO_COUNT_MAX 4294967295u
+/* Planning figure for memory checks before allocation (see flock.c). */
+#define SCENARIO_BYTES_PER_BOID 160u
+
+enum bounds_mode { BOUNDS_WRAP = 0, BOUNDS_REFLECT, BOUNDS_STEER, BOUNDS_NONE };
+
+struct scenario {
+	int dims;                 /* 2 or 3 */
+	uint64_t count;
+	uint64_t steps;
+	double dt;
+	uint64_t seed;
+	double r_sep, r_ali, r_coh;
+	double w_sep, w_ali, w_coh, w_target, w_bounds;
+	double speed_min, speed_max;
+	double max_force;
+	double bmin[3], bmax[3];
+	enum bounds_mode mode;
+	double margin;
+	int has_target;
+	double target[3];
+	uint64_t every;
+	char *description;        /* free text, may be NULL */
+};
+
+/* A command-line override "dotted.path=value"; value is JSON, or a bare
+ * string when it does not parse as JSON. */
+struct scenario_override {
+	const char *text;
+	const char *label; /* how messages name it; NULL: "--set TEXT" */
+};
+
+/* Loads, overrides and validates. name is used in messages ("-" reads
+ * stdin and is shown as "<stdin>"). Returns 0, or -1 with one line in err. */
+int scenario_load_file(const char *name, const struct scenario_override *ov,
+		       int n_ov, struct scenario *sc, struct util_err *err);
+int scenario_load_string(const char *name, const char *text, size_t len,
+			 const struct scenario_override *ov, int n_ov,
+			 struct scenario *sc, struct util_err *err);
+
+/* The effective scenario with every default filled in, as formatted JSON;
+ * loading it again yields the same struct. Caller frees with free(). */
+char *scenario_to_json(const struct scenario *sc);
+
+void scenario_free(struct scenario *sc);
+
+const char *scenario_mode_name(enum bounds_mode m);
+
+/* The largest interaction radius, which sets the grid's cell size. */
+double scenario_max_radius(const struct scenario *sc);
+
+#endif

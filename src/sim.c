@@ -1,0 +1,95 @@
+/* sim.c: the step loop: reorder into cells, gather neighbours, integrate. */
+#include "config.h"
+#include "sim.h"
+
+#include <math.h>
+#include <string.h>
+
+int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
+	     struct util_err *err)
+{
+	memset(s, 0, sizeof *s);
+	s->sc = sc;
+	s->search = search;
+	rules_params_init(&s->rp, sc);
+	integrate_params_init(&s->ip, sc, &s->rp.box);
+	if (flock_init(&s->flock, sc, err) != 0)
+		return -1;
+	if (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.n, err) != 0) {
+		flock_free(&s->flock);
+		return -1;
+	}
+	return 0;
+}
+
+void sim_free(struct sim *s)
+{
+	flock_free(&s->flock);
+	if (s->search == SIM_GRID)
+		grid_free(&s->grid);
+	util_free(s->seen);
+	s->seen = NULL;
+}
+
+void sim_step(struct sim *s)
+{
+	if (s->search == SIM_GRID) {
+		grid_build(&s->grid, &s->flock);
+		grid_step(&s->grid, &s->flock, &s->rp, &s->ip);
+	} else {
+		brute_step(&s->flock, &s->rp, &s->ip);
+	}
+	flock_swap(&s->flock, 0);
+	s->step++;
+}
+
+int sim_check(struct sim *s, struct util_err *err)
+{
+	const struct flock *f = &s->flock;
+	const struct bounds *b = &s->rp.box;
+	double lo = s->sc->speed_min * (1.0 - SIM_SPEED_TOL);
+	double hi = s->sc->speed_max * (1.0 + SIM_SPEED_TOL);
+	size_t k;
+	int d;
+
+	if (s->seen == NULL && !(s->seen = util_alloc(f->n, 1, err)))
+		return -1;
+	memset(s->seen, 0, f->n);
+	for (k = 0; k < f->n; k++) {
+		double v2 = 0, sp;
+		uint32_t id = f->id[k];
+
+		if (id >= f->n || s->seen[id]) {
+			util_err_set(err, "step %llu: slot %zu holds id %u twice or out of range",
+				     (unsigned long long)s->step, k, id);
+			return -1;
+		}
+		s->seen[id] = 1;
+		for (d = 0; d < f->dims; d++) {
+			float p = f->pos[d][k], v = f->vel[d][k];
+
+			if (!isfinite(p) || !isfinite(v)) {
+				util_err_set(err, "step %llu: boid %u has a non-finite value",
+					     (unsigned long long)s->step, id);
+				return -1;
+			}
+			if ((b->mode == BOUNDS_WRAP && !(p >= b->lo_f[d] && p < b->hi_f[d])) ||
+			    (b->mode == BOUNDS_REFLECT && !(p >= b->lo_f[d] && p <= b->hi_f[d]))) {
+				util_err_set(err, "step %llu: boid %u is outside the box "
+					     "(axis %d: %.9g)", (unsigned long long)s->step,
+					     id, d, p);
+				return -1;
+			}
+			v2 += (double)v * v;
+		}
+		sp = sqrt(v2);
+		/* A boid may stand still only when speed.min allows it. */
+		if (sp > hi || (sp < lo && !(sp == 0.0 && s->sc->speed_min == 0.0))) {
+			util_err_set(err, "step %llu: boid %u has speed %.9g outside [%g, %g]",
+				     (unsigned long long)s->step, id, sp,
+				     s->sc->speed_min, s->sc->speed_max);
+			return -1;
+		}
+	}
+	return 0;
+}

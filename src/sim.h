@@ -1,0 +1,41 @@
+/* sim.h: one simulation: the flock, its neighbour search and the step loop. */
+#ifndef BOIDSIM_SIM_H
+#define BOIDSIM_SIM_H
+
+#include <stdint.h>
+#include "flock.h"
+#include "grid.h"
+#include "integrate.h"
+#include "rules.h"
+#include "scenario.h"
+#include "util.h"
+
+enum sim_search { SIM_GRID = 0, SIM_BRUTE };
+
+/* Not copyable: ip points into rp. */
+struct sim {
+	const struct scenario *sc;
+	struct flock flock;
+	struct grid grid;
+	struct rules_params rp;
+	struct integrate_params ip;
+	enum sim_search search;
+	uint64_t step;
+	unsigned char *seen; /* scratch for sim_check */
+};
+
+int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
+	     struct util_err *err);
+void sim_free(struct sim *s);
+
+/* Advances every boid by one synchronous step. */
+void sim_step(struct sim *s);
+
+/* The invariants that must hold after every step: the count and the set of
+ * ids unchanged, every value finite, speeds within [speed.min, speed.max]
+ * (to SIM_SPEED_TOL relative), positions inside the box under wrap and
+ * reflect. Returns 0, or -1 naming the first violation. */
+#define SIM_SPEED_TOL 1e-6
+int sim_check(struct sim *s, struct util_err *err);
+
+#endif

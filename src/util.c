@@ -1,0 +1,80 @@
+/* util.c: allocation with overflow checks, error buffers and diagnostics. */
+#include "config.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int util_verbosity = UTIL_NORMAL;
+
+void util_err_set(struct util_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+}
+
+int util_mul_size(size_t n, size_t size, size_t *out)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		return -1;
+	*out = n * size;
+	return 0;
+}
+
+void *util_alloc(size_t n, size_t size, struct util_err *err)
+{
+	size_t bytes;
+	void *p = NULL;
+
+	if (util_mul_size(n, size, &bytes) != 0 || bytes > SIZE_MAX - UTIL_ALIGN) {
+		util_err_set(err, "allocation of %zu x %zu bytes overflows", n, size);
+		return NULL;
+	}
+	/* Round up so that the tail of an array can be read by a full vector. */
+	bytes = (bytes + UTIL_ALIGN - 1) / UTIL_ALIGN * UTIL_ALIGN;
+	if (bytes == 0)
+		bytes = UTIL_ALIGN;
+	if (posix_memalign(&p, UTIL_ALIGN, bytes) != 0) {
+		util_err_set(err, "out of memory allocating %zu bytes", bytes);
+		return NULL;
+	}
+	memset(p, 0, bytes);
+	return p;
+}
+
+void util_free(void *p)
+{
+	free(p);
+}
+
+uint64_t util_phys_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0)
+		return 0;
+	return (uint64_t)pages * (uint64_t)page;
+}
+
+void util_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > util_verbosity)
+		return;
+	fputs("boidsim: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,39 @@
+/* util.h: allocation, error-buffer and small numeric helpers shared by the engine. */
+#ifndef BOIDSIM_UTIL_H
+#define BOIDSIM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every hot array is aligned to a cache line, so vectorised loops see the
+ * same alignment on every run and no peeling depends on addresses. */
+#define UTIL_ALIGN 64
+
+/* Error buffers are passed down by callers; functions that fail fill one
+ * line (no newline) and return -1. */
+#define UTIL_ERR_MAX 512
+
+struct util_err {
+	char msg[UTIL_ERR_MAX];
+};
+
+void util_err_set(struct util_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* n * size with overflow check; returns 0 and sets *out, or -1. */
+int util_mul_size(size_t n, size_t size, size_t *out);
+
+/* Aligned, zeroed allocation of n elements of size bytes; NULL on overflow
+ * or exhaustion (with err filled when err is not NULL). Free with util_free. */
+void *util_alloc(size_t n, size_t size, struct util_err *err);
+void util_free(void *p);
+
+/* Physical memory in bytes, or 0 when unknown. */
+uint64_t util_phys_mem(void);
+
+/* Diagnostics to stderr, filtered by one verbosity switch. */
+enum util_verbosity { UTIL_QUIET = 0, UTIL_NORMAL = 1, UTIL_VERBOSE = 2 };
+extern int util_verbosity;
+void util_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
