@@ -220,6 +220,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
+	/* "boidsim run SCENARIO" is the explicit form of "boidsim SCENARIO";
+	 * a scenario file named run is given as ./run. */
+	if (optind < argc && strcmp(argv[optind], "run") == 0)
+		optind++;
 	if (optind >= argc)
 		return usage_error("%s", "no scenario file given");
 	if (optind + 1 < argc)
@@ -348,12 +352,6 @@ int main(int argc, char **argv)
 	int rc, i;
 
 	memset(&o, 0, sizeof o);
-	/* "boidsim run SCENARIO" is the explicit form of "boidsim SCENARIO". */
-	if (argc > 1 && strcmp(argv[1], "run") == 0) {
-		argv[1] = argv[0];
-		argv++;
-		argc--;
-	}
 	rc = parse_args(argc, argv, &o);
 	if (rc != 0) {
 		rc = rc < 0 ? 0 : rc;

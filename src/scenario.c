@@ -351,6 +351,10 @@ static int apply_override(const struct ctx *c, cJSON *root, const char *text)
 	}
 	memcpy(path, text, plen);
 	path[plen] = '\0';
+	if (path[0] == '.' || path[plen - 1] == '.' || strstr(path, "..") != NULL) {
+		util_err_set(c->err, "--set %s: malformed key", text);
+		return -1;
+	}
 	value = cJSON_ParseWithOpts(eq + 1, NULL, 1);
 	if (value == NULL) /* a bare word such as reflect */
 		value = cJSON_CreateString(eq + 1);
@@ -495,6 +499,21 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		if (rc != 0)
 			return -1;
 		sc->has_target = 1;
+	}
+	/* Unbounded flocks drift: keep every reachable coordinate well inside
+	 * binary32 range (squared distances of 1e19 would overflow it). */
+	if (sc->mode == BOUNDS_NONE || sc->mode == BOUNDS_STEER) {
+		double reach = 0;
+
+		for (d = 0; d < sc->dims; d++)
+			reach = fmax(reach, fmax(fabs(sc->bmin[d]), fabs(sc->bmax[d])));
+		reach += sc->speed_max * sc->dt * (double)sc->steps;
+		if (!(reach <= SCENARIO_REACH_MAX)) {
+			fail(c, "steps", "a boid at speed.max could travel %g from the origin, "
+			     "beyond the %g that binary32 positions support", reach,
+			     SCENARIO_REACH_MAX);
+			return -1;
+		}
 	}
 	/* Refuse before allocating: the arrays must fit in size_t and in RAM. */
 	if (sc->count > SIZE_MAX / SCENARIO_BYTES_PER_BOID) {

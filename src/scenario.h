@@ -9,6 +9,8 @@
  * The engine computes in binary32; squared distances of 1e9-sized lengths
  * (1e18) stay far inside its range, so no valid scenario can overflow. */
 #define SCENARIO_VALUE_MAX 1e9
+/* How far from the origin an unbounded flock may be able to travel. */
+#define SCENARIO_REACH_MAX 1e18
 /* Largest scenario file read, so hostile input cannot exhaust memory. */
 #define SCENARIO_FILE_MAX (16u << 20)
 /* Boid ids are 32-bit in the trajectory formats. */

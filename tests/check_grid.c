@@ -1,0 +1,238 @@
+/* check_grid.c: the grid finds exactly the neighbours brute force finds, and
+ * grid and brute-force trajectories agree to float rounding, in 2D and 3D,
+ * for every bounds mode and for awkward geometries. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "check_suites.h"
+#include "flock.h"
+#include "grid.h"
+#include "sim.h"
+
+/* Grid and brute force sum neighbours in different orders, so their
+ * trajectories drift apart by rounding. After GRID_BRUTE_STEPS steps no
+ * coordinate may differ by more than this fraction of the box side
+ * (documented in boidsim(1) under --neighbours). */
+#define GRID_BRUTE_STEPS 10
+#define GRID_BRUTE_TOL 1e-4
+
+static const char *const MODES[] = {"wrap", "reflect", "steer", "none"};
+
+static void scenario_text(char *buf, size_t cap, int dims, int count, const char *mode,
+			  double r, double side, const char *extra)
+{
+	if (dims == 2)
+		snprintf(buf, cap, "{\"count\": %d, \"steps\": 50, \"seed\": 3,"
+			 "\"radii\": {\"separation\": %g, \"alignment\": %g, \"cohesion\": %g},"
+			 "\"bounds\": {\"min\": [0, 0], \"max\": [%g, %g], \"mode\": \"%s\"}%s}",
+			 count, r / 2, r, r, side, side * 0.75, mode, extra);
+	else
+		snprintf(buf, cap, "{\"dimensions\": 3, \"count\": %d, \"steps\": 50, \"seed\": 3,"
+			 "\"radii\": {\"separation\": %g, \"alignment\": %g, \"cohesion\": %g},"
+			 "\"bounds\": {\"min\": [0, 0, 0], \"max\": [%g, %g, %g], \"mode\": \"%s\"}%s}",
+			 count, r / 2, r, r, side, side * 0.75, side * 0.5, mode, extra);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Compares the neighbour sets of every boid at radius sqrt(r2) and returns
+ * how many neighbours were found in all (so callers can see it is not 0). */
+static size_t compare_sets(struct grid *g, struct flock *f, const struct rules_params *rp,
+			   float r2)
+{
+	uint32_t *a = malloc(f->n * sizeof *a), *b = malloc(f->n * sizeof *b);
+	size_t k, total = 0;
+
+	for (k = 0; k < f->n; k++) {
+		size_t na = grid_neighbours(g, f, rp, k, r2, a, f->n);
+		size_t nb = brute_neighbours(f, rp, k, r2, b, f->n);
+
+		ck_assert_msg(na == nb, "boid %u: grid finds %zu neighbours, brute force %zu",
+			      f->id[k], na, nb);
+		qsort(a, na, sizeof *a, cmp_u32);
+		qsort(b, nb, sizeof *b, cmp_u32);
+		ck_assert_msg(memcmp(a, b, na * sizeof *a) == 0, "boid %u: different sets",
+			      f->id[k]);
+		total += na;
+	}
+	free(a);
+	free(b);
+	return total;
+}
+
+/* Build, then compare at every radius the rules use. */
+static size_t check_sets(const char *text, void (*shape)(struct flock *))
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct flock f;
+	struct grid g;
+	struct util_err err;
+	size_t total;
+
+	load_ok(text, &sc);
+	rules_params_init(&rp, &sc);
+	ck_assert_int_eq(flock_init(&f, &sc, &err), 0);
+	ck_assert_int_eq(grid_init(&g, &sc, f.n, &err), 0);
+	if (shape)
+		shape(&f);
+	grid_build(&g, &f);
+	total = compare_sets(&g, &f, &rp, rp.r2_max);
+	compare_sets(&g, &f, &rp, rp.r2_sep);
+	grid_free(&g);
+	flock_free(&f);
+	scenario_free(&sc);
+	return total;
+}
+
+/* _i: dims (2, 3) x the four bounds modes */
+START_TEST(test_sets_modes)
+{
+	char text[1024];
+	int dims = 2 + _i / 4;
+	size_t total;
+
+	scenario_text(text, sizeof text, dims, 1500, MODES[_i % 4], dims == 2 ? 3.0 : 4.0,
+		      dims == 2 ? 40.0 : 20.0, "");
+	total = check_sets(text, NULL);
+	ck_assert_uint_gt(total, 1500); /* the case really has neighbours */
+}
+END_TEST
+
+/* A radius larger than half the box: under wrap the grid has one or two
+ * cells per axis and must still visit each boid once. */
+START_TEST(test_sets_large_radius)
+{
+	char text[1024];
+	int dims = 2 + _i / 4;
+
+	scenario_text(text, sizeof text, dims, 300, MODES[_i % 4], 6.5, 10.0, "");
+	ck_assert_uint_gt(check_sets(text, NULL), 300);
+}
+END_TEST
+
+static void squeeze(struct flock *f)
+{
+	size_t k;
+	int d;
+
+	for (k = 0; k < f->n; k++)
+		for (d = 0; d < f->dims; d++)
+			f->pos[d][k] = 5.0f + (f->pos[d][k] - 5.0f) * 1e-3f;
+}
+
+/* Everyone in one cell (and some coincident): O(N^2) but exact. */
+START_TEST(test_sets_one_cell)
+{
+	char text[1024];
+	int dims = 2 + _i / 4;
+
+	scenario_text(text, sizeof text, dims, 400, MODES[_i % 4], 3.0, 40.0, "");
+	ck_assert_uint_eq(check_sets(text, squeeze), 400 * 399);
+}
+END_TEST
+
+static void drift_away(struct flock *f)
+{
+	size_t k;
+	int d;
+
+	for (k = 0; k < f->n; k++)
+		for (d = 0; d < f->dims; d++)
+			f->pos[d][k] = f->pos[d][k] * (k % 2 ? 1.0f : 50.0f) + 1e6f;
+}
+
+/* Unbounded flocks far from their initial box, spread very unevenly. */
+START_TEST(test_sets_drifted)
+{
+	char text[1024];
+	int dims = 2 + _i;
+
+	scenario_text(text, sizeof text, dims, 2000, "none", 3.0, 40.0, "");
+	ck_assert_uint_gt(check_sets(text, drift_away), 0);
+}
+END_TEST
+
+START_TEST(test_sets_few_boids)
+{
+	char text[1024];
+
+	scenario_text(text, sizeof text, 2, 1, "wrap", 3.0, 40.0, "");
+	ck_assert_uint_eq(check_sets(text, NULL), 0);
+	scenario_text(text, sizeof text, 3, 2, "none", 3.0, 1.0, "");
+	ck_assert_uint_eq(check_sets(text, NULL), 2);
+}
+END_TEST
+
+/* Grid and brute-force runs agree to rounding (both in id order). */
+START_TEST(test_trajectories_agree)
+{
+	char text[1024];
+	int dims = 2 + _i / 4, d;
+	struct scenario sc;
+	struct sim a, b;
+	struct util_err err;
+	float *fa[6], *fb[6];
+	double worst = 0, side;
+	size_t k, n;
+	uint64_t s;
+
+	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0, dims == 2 ?
+		      ", \"target\": {\"position\": [10, 5]}, \"speed\": {\"min\": 0.1}" :
+		      ", \"target\": {\"position\": [10, 5, 5]}, \"speed\": {\"min\": 0.1}");
+	load_ok(text, &sc);
+	side = 20.0 * (dims == 2 ? 0.75 : 0.5);
+	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
+	n = a.flock.n;
+	for (d = 0; d < 2 * dims; d++) {
+		fa[d] = malloc(n * sizeof(float));
+		fb[d] = malloc(n * sizeof(float));
+	}
+	for (s = 0; s < GRID_BRUTE_STEPS; s++) {
+		sim_step(&a);
+		sim_step(&b);
+	}
+	flock_to_id_order(&a.flock, fa);
+	flock_to_id_order(&b.flock, fb);
+	for (d = 0; d < dims; d++)
+		for (k = 0; k < n; k++) {
+			double diff = fabs((double)fa[d][k] - fb[d][k]);
+
+			/* under wrap a boid may sit on either side of an edge */
+			if (sc.mode == BOUNDS_WRAP)
+				diff = fmin(diff, fabs(diff - (sc.bmax[d] - sc.bmin[d])));
+			worst = fmax(worst, diff);
+		}
+	ck_assert_msg(worst <= GRID_BRUTE_TOL * side, "%s %dD: grid and brute differ by %g",
+		      MODES[_i % 4], dims, worst);
+	for (d = 0; d < 2 * dims; d++) {
+		free(fa[d]);
+		free(fb[d]);
+	}
+	sim_free(&a);
+	sim_free(&b);
+	scenario_free(&sc);
+}
+END_TEST
+
+Suite *grid_suite(void)
+{
+	Suite *s = suite_create("grid");
+	TCase *tc = tcase_create("neighbours");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_sets_modes, 0, 8);
+	tcase_add_loop_test(tc, test_sets_large_radius, 0, 8);
+	tcase_add_loop_test(tc, test_sets_one_cell, 0, 8);
+	tcase_add_loop_test(tc, test_sets_drifted, 0, 2);
+	tcase_add_test(tc, test_sets_few_boids);
+	tcase_add_loop_test(tc, test_trajectories_agree, 0, 8);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,28 @@
+/* check_main.c: runs every Check suite of the engine's unit tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "check_suites.h"
+
+const char *test_srcfile(const char *rel)
+{
+	static char buf[4096];
+	const char *dir = getenv("srcdir");
+
+	snprintf(buf, sizeof buf, "%s/%s", dir ? dir : ".", rel);
+	return buf;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(scenario_suite());
+	int failed;
+
+	srunner_add_suite(sr, rules_suite());
+	srunner_add_suite(sr, grid_suite());
+	srunner_add_suite(sr, sim_suite());
+	srunner_add_suite(sr, traj_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

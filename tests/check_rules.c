@@ -1,0 +1,337 @@
+/* check_rules.c: the Reynolds rules and the integrator on small cases whose
+ * results are computed by hand, in 2D and 3D. */
+#include <math.h>
+#include <stdio.h>
+#include "check_suites.h"
+#include "flock.h"
+#include "grid.h"
+#include "integrate.h"
+#include "rules.h"
+
+#define BOX2 "\"count\": 2, \"steps\": 1, \"bounds\": {\"min\": [0, 0], \"max\": [10, 10]"
+
+static void params(const char *text, struct scenario *sc, struct rules_params *rp)
+{
+	load_ok(text, sc);
+	rules_params_init(rp, sc);
+}
+
+static void add(struct rules_acc *a, const struct rules_params *rp, float dx, float dy,
+		float dz, float vx, float vy, float vz)
+{
+	float d[3] = {dx, dy, dz}, v[3] = {vx, vy, vz};
+
+	rules_acc_add(a, rp, d, dx * dx + dy * dy + dz * dz, v);
+}
+
+START_TEST(test_separation_one_neighbour)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 0}, vel[3] = {0.5f, 0, 0};
+	double acc[3];
+
+	params("{" BOX2 "}, \"radii\": {\"separation\": 2},"
+	       "\"weights\": {\"alignment\": 0, \"cohesion\": 0}, \"max_force\": 10}", &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 1, 0, 0, 0, 1, 0);
+	ck_assert_uint_eq(a.n_sep, 1);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	/* desired (-1, 0) at speed 1, minus v = (-1.5, 0), times weight 1.5 */
+	ck_assert_double_eq(acc[0], -2.25);
+	ck_assert_double_eq(acc[1], 0.0);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_separation_two_neighbours)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 0}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	params("{" BOX2 "}, \"radii\": {\"separation\": 3},"
+	       "\"weights\": {\"separation\": 1, \"alignment\": 0, \"cohesion\": 0},"
+	       "\"max_force\": 10}", &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 1, 0, 0, 0, 0, 0);  /* pushes by (-1, 0)/1 */
+	add(&a, &rp, 0, 2, 0, 0, 0, 0);  /* pushes by (0, -2)/4: nearer pushes harder */
+	ck_assert_float_eq(a.sep[0], -1.0f);
+	ck_assert_float_eq(a.sep[1], -0.5f);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	ck_assert_double_eq_tol(acc[0], -2.0 / sqrt(5.0), 1e-12);
+	ck_assert_double_eq_tol(acc[1], -1.0 / sqrt(5.0), 1e-12);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_alignment_two_neighbours_truncated)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 0}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	params("{" BOX2 "}, \"weights\": {\"separation\": 0, \"alignment\": 2, \"cohesion\": 0},"
+	       "\"max_force\": 0.5}", &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 1, 1, 0, 1, 0, 0);
+	add(&a, &rp, -1, 1, 0, 0, 1, 0);
+	ck_assert_uint_eq(a.n_ali, 2);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	/* mean (0.5, 0.5) -> speed 1 along (1,1) -> truncated to 0.5 -> x2 */
+	ck_assert_double_eq_tol(acc[0], 1.0 / sqrt(2.0), 1e-12);
+	ck_assert_double_eq_tol(acc[1], 1.0 / sqrt(2.0), 1e-12);
+	ck_assert_double_eq_tol(hypot(acc[0], acc[1]), 2 * 0.5, 1e-12);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_cohesion_two_neighbours)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 0}, vel[3] = {0.25f, 0, 0};
+	double acc[3];
+
+	params("{" BOX2 "}, \"weights\": {\"separation\": 0, \"alignment\": 0, \"cohesion\": 1},"
+	       "\"speed\": {\"max\": 2}, \"max_force\": 10}", &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 2, 0, 0, 0, 0, 0);
+	add(&a, &rp, 0, 2, 0, 0, 0, 0);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	/* mean displacement (1, 1) -> (sqrt 2, sqrt 2) at speed 2, minus v */
+	ck_assert_double_eq_tol(acc[0], sqrt(2.0) - 0.25, 1e-12);
+	ck_assert_double_eq_tol(acc[1], sqrt(2.0), 1e-12);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_neighbour_at_radius)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+
+	params("{" BOX2 "}, \"radii\": {\"separation\": 1, \"alignment\": 1, \"cohesion\": 1}}",
+	       &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 1, 0, 0, 0, 0, 0);              /* exactly at r: counts */
+	add(&a, &rp, 0, nextafterf(1, 2), 0, 0, 0, 0); /* just beyond: does not */
+	ck_assert_uint_eq(a.n_sep, 1);
+	ck_assert_uint_eq(a.n_ali, 1);
+	ck_assert_uint_eq(a.n_coh, 1);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_coincident_boids)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 0}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	params("{" BOX2 "}}", &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 0, 0, 0, 0, 0, 0);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	ck_assert_uint_eq(a.n_sep, 0); /* no direction to push along */
+	ck_assert_uint_eq(a.n_coh, 1);
+	ck_assert(acc[0] == 0.0 && acc[1] == 0.0); /* zero desired: no force, no NaN */
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_cohesion_3d)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 5}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	params("{\"dimensions\": 3, \"count\": 2, \"steps\": 1, \"bounds\": {\"min\": [0, 0, 0],"
+	       "\"max\": [10, 10, 10]}, \"weights\": {\"separation\": 0, \"alignment\": 0,"
+	       "\"cohesion\": 3}, \"max_force\": 10}", &sc, &rp);
+	rules_acc_init(&a);
+	add(&a, &rp, 0, 0, 2, 0, 0, 0);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	ck_assert_double_eq(acc[0], 0.0);
+	ck_assert_double_eq(acc[1], 0.0);
+	ck_assert_double_eq(acc[2], 3.0);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_steer_zero_desired)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	double desired[3] = {0, 0, 0}, f[3];
+	float vel[3] = {0.3f, 0.1f, 0};
+
+	params("{" BOX2 "}}", &sc, &rp);
+	rules_steer(&rp, desired, vel, f);
+	ck_assert(f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_target_across_edge)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {1, 5, 0}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	/* From x=1 the target at x=9 is nearer through the wrapped edge. */
+	params("{" BOX2 "}, \"target\": {\"position\": [9, 5]}, \"max_force\": 10}", &sc, &rp);
+	rules_acc_init(&a);
+	rules_acceleration(&rp, &a, pos, vel, acc);
+	ck_assert_double_eq(acc[0], -1.0);
+	ck_assert_double_eq(acc[1], 0.0);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_steer_walls)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float near_lo[3] = {0.5f, 5, 0}, middle[3] = {5, 5, 0}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	params("{" BOX2 ", \"mode\": \"steer\", \"margin\": 1}, \"weights\": {\"bounds\": 2},"
+	       "\"max_force\": 10}", &sc, &rp);
+	rules_acc_init(&a);
+	rules_acceleration(&rp, &a, near_lo, vel, acc);
+	ck_assert_double_eq(acc[0], 2.0);
+	ck_assert_double_eq(acc[1], 0.0);
+	rules_acceleration(&rp, &a, middle, vel, acc);
+	ck_assert_double_eq(acc[0], 0.0);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* ---- integrator ---- */
+static void integrate(const char *extra, const float p[3], const float v[3],
+		      const double a[3], float po[3], float vo[3])
+{
+	char text[512];
+	struct scenario sc;
+	struct rules_params rp;
+	struct integrate_params ip;
+
+	snprintf(text, sizeof text, "{" BOX2 "%s}", extra);
+	params(text, &sc, &rp);
+	integrate_params_init(&ip, &sc, &rp.box);
+	integrate_boid(&ip, a, p, v, po, vo);
+	scenario_free(&sc);
+}
+
+START_TEST(test_integrate_speed_limits)
+{
+	float p[3] = {5, 5, 0}, v[3] = {0.5f, 0, 0}, po[3], vo[3];
+	double a[3] = {1.5, 0, 0}, none[3] = {0, 0, 0};
+
+	integrate("}, \"speed\": {\"min\": 0.25, \"max\": 1}", p, v, a, po, vo);
+	ck_assert_float_eq(vo[0], 1.0f); /* 2.0 clamped to speed.max */
+	ck_assert_float_eq(po[0], 6.0f);
+	v[0] = 0.125f;
+	integrate("}, \"speed\": {\"min\": 0.25, \"max\": 1}", p, v, none, po, vo);
+	ck_assert_float_eq(vo[0], 0.25f); /* raised to speed.min */
+}
+END_TEST
+
+START_TEST(test_integrate_zero_keeps_heading)
+{
+	float p[3] = {5, 5, 0}, v[3] = {0.375f, 0.5f, 0}, po[3], vo[3];
+	double a[3] = {-0.375, -0.5, 0};
+
+	integrate("}, \"speed\": {\"min\": 0.25, \"max\": 1}", p, v, a, po, vo);
+	ck_assert_float_eq_tol(vo[0], 0.15f, 1e-7f);
+	ck_assert_float_eq_tol(vo[1], 0.2f, 1e-7f);
+	ck_assert(!isnan(po[0]) && !isnan(po[1]));
+}
+END_TEST
+
+START_TEST(test_integrate_reflect_and_wrap)
+{
+	float p[3] = {9.75f, 5, 0}, v[3] = {0.5f, 0, 0}, po[3], vo[3];
+	double a[3] = {0, 0, 0};
+
+	integrate(", \"mode\": \"reflect\"}", p, v, a, po, vo);
+	ck_assert_float_eq(po[0], 9.75f);  /* 10.25 mirrored to 9.75 */
+	ck_assert_float_eq(vo[0], -0.5f);
+	integrate(", \"mode\": \"wrap\"}", p, v, a, po, vo);
+	ck_assert_float_eq(po[0], 0.25f);
+	ck_assert_float_eq(vo[0], 0.5f);
+	integrate(", \"mode\": \"none\"}", p, v, a, po, vo);
+	ck_assert_float_eq(po[0], 10.25f);
+}
+END_TEST
+
+/* Two boids either side of a wrapped edge are neighbours in the grid and in
+ * brute force, and cohesion pulls them through the edge. */
+START_TEST(test_wrap_edge_neighbours)
+{
+	struct scenario sc;
+	struct flock f;
+	struct grid g;
+	struct rules_params rp;
+	struct util_err err;
+	uint32_t ids[4];
+
+	params("{" BOX2 "}, \"radii\": {\"separation\": 0.5, \"alignment\": 2, \"cohesion\": 2}}",
+	       &sc, &rp);
+	ck_assert_int_eq(flock_init(&f, &sc, &err), 0);
+	ck_assert_int_eq(grid_init(&g, &sc, f.n, &err), 0);
+	f.pos[0][0] = 0.5f;
+	f.pos[1][0] = 5.0f;
+	f.pos[0][1] = 9.5f;
+	f.pos[1][1] = 5.0f;
+	ck_assert_uint_eq(brute_neighbours(&f, &rp, 0, rp.r2_coh, ids, 4), 1);
+	ck_assert_uint_eq(ids[0], 1);
+	grid_build(&g, &f);
+	ck_assert_uint_gt(g.n[0], 2); /* the edge is a real cell boundary */
+	ck_assert_uint_eq(grid_neighbours(&g, &f, &rp, 0, rp.r2_coh, ids, 4), 1);
+	ck_assert_uint_eq(grid_neighbours(&g, &f, &rp, 1, rp.r2_coh, ids, 4), 1);
+	grid_free(&g);
+	flock_free(&f);
+	scenario_free(&sc);
+}
+END_TEST
+
+Suite *rules_suite(void)
+{
+	Suite *s = suite_create("rules");
+	TCase *tc = tcase_create("reynolds");
+
+	tcase_add_test(tc, test_separation_one_neighbour);
+	tcase_add_test(tc, test_separation_two_neighbours);
+	tcase_add_test(tc, test_alignment_two_neighbours_truncated);
+	tcase_add_test(tc, test_cohesion_two_neighbours);
+	tcase_add_test(tc, test_neighbour_at_radius);
+	tcase_add_test(tc, test_coincident_boids);
+	tcase_add_test(tc, test_cohesion_3d);
+	tcase_add_test(tc, test_steer_zero_desired);
+	tcase_add_test(tc, test_target_across_edge);
+	tcase_add_test(tc, test_steer_walls);
+	tcase_add_test(tc, test_wrap_edge_neighbours);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("integrate");
+	tcase_add_test(tc, test_integrate_speed_limits);
+	tcase_add_test(tc, test_integrate_zero_keeps_heading);
+	tcase_add_test(tc, test_integrate_reflect_and_wrap);
+	suite_add_tcase(s, tc);
+	return s;
+}
