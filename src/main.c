@@ -25,9 +25,13 @@
 
 static volatile sig_atomic_t stop_signal;
 
+/* The first SIGINT or SIGTERM asks the run to stop after the current step;
+ * both handlers go back to the default, so any second signal stops at once. */
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 }
 
 static void usage(FILE *out)
@@ -301,7 +305,8 @@ static int run(struct options *o)
 			fprintf(stderr, "boidsim: invariant violated: %s\n", err.msg);
 			goto out;
 		}
-		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps)) {
+		/* Step 0, every K-th, the last, and wherever a signal stops us. */
+		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop_signal)) {
 			flock_to_id_order(&sim.flock, frame);
 			if (traj_write_frame(w, sim.step, frame, &err) != 0) {
 				fprintf(stderr, "boidsim: %s\n", err.msg);
@@ -361,11 +366,12 @@ int main(int argc, char **argv)
 	if (o.threads > 0)
 		omp_set_num_threads(o.threads);
 #endif
-	/* First SIGINT/SIGTERM: finish the frame and close the file marked as
-	 * interrupted. The handler resets itself, so a second one stops at once. */
+	/* First SIGINT/SIGTERM: finish the step, write it, and close the file
+	 * marked as interrupted. SA_RESTART keeps a blocking write to a pipe
+	 * from failing part way. */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

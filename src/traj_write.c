@@ -19,6 +19,7 @@ struct traj_writer {
 	uint64_t count;
 	FILE *fp;          /* binary and CSV */
 	gzFile gz;         /* gzip'd CSV */
+	int gz_fd;         /* a second descriptor of the gzip'd file, to fsync it */
 	int to_stdout;
 	char *path;        /* final name */
 	char *tmp;         /* temporary name while writing */
@@ -165,6 +166,8 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	struct traj_writer *w = calloc(1, sizeof *w);
 	int fd = -1;
 
+	if (w != NULL)
+		w->gz_fd = -1;
 	if (w == NULL || !(w->path = strdup(path))) {
 		util_err_set(err, "out of memory");
 		free(w);
@@ -184,9 +187,12 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		goto fail;
 	}
 	if (fmt == TRAJ_CSV_GZ) {
-		w->gz = gzdopen(fd, "wb6");
+		w->gz_fd = fd;
+		fd = dup(fd);
+		w->gz = fd < 0 ? NULL : gzdopen(fd, "wb6");
 		if (w->gz == NULL) {
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			util_err_set(err, "%s: cannot start gzip stream", w->path);
 			goto fail;
 		}
@@ -308,8 +314,28 @@ int traj_write_frame(struct traj_writer *w, uint64_t step, float *const fields[6
 	return rc;
 }
 
+/* Make the rename itself durable; failure here loses nothing already
+ * written, so it is not an error. */
+static void sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	int fd;
+
+	if (dir == NULL)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
 static void writer_free(struct traj_writer *w)
 {
+	if (w->gz_fd >= 0)
+		close(w->gz_fd);
 	util_free(w->raw);
 	util_free(w->zbuf);
 	free(w->text);
@@ -343,6 +369,10 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		if (zr != Z_OK) {
 			util_err_set(err, "%s: write failed: %s", w->path,
 				     zr == Z_ERRNO ? strerror(errno) : "gzip error");
+			goto out;
+		}
+		if (!w->to_stdout && fsync(w->gz_fd) != 0) {
+			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
 			goto out;
 		}
 	} else {
@@ -384,6 +414,7 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 	}
 	free(w->tmp);
 	w->tmp = NULL;
+	sync_dir(w->path);
 	rc = 0;
 out:
 	if (rc != 0) {

@@ -65,7 +65,7 @@ START_TEST(test_thread_count_invariance)
 	size_t bytes;
 	int t;
 
-	mode_scenario(text, sizeof text, dims, MODES[_i % 4], 3000);
+	mode_scenario(text, sizeof text, dims, MODES[_i % 4], 1200);
 	load_ok(text, &sc);
 	bytes = (size_t)sc.count * (size_t)(2 * dims) * sizeof(float);
 	one = run_with_threads(&sc, 1, SIM_GRID);
