@@ -29,7 +29,7 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 		goto fail;
 	bounds_init(&box, sc);
 
-	#pragma omp parallel for schedule(static)
+	#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
 	for (i = 0; i < n; i++) {
 		uint32_t r[4], id = (uint32_t)i;
 		double h[3] = {0, 0, 0}, h2 = 0, speed, p;
@@ -106,7 +106,7 @@ void flock_to_id_order(const struct flock *f, float *const out[6])
 	size_t n = f->n, k;
 	int d, dims = f->dims;
 
-	#pragma omp parallel for schedule(static) private(d)
+	#pragma omp parallel for schedule(static) private(d) if (n >= util_parallel_min)
 	for (k = 0; k < n; k++) {
 		uint32_t id = f->id[k];
 

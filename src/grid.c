@@ -78,7 +78,8 @@ static void choose_geometry(struct grid *g, const struct flock *f)
 
 			/* min and max are exact, so this reduction cannot depend
 			 * on the thread count. */
-			#pragma omp parallel for reduction(min:mn) reduction(max:mx) schedule(static)
+			#pragma omp parallel for reduction(min:mn) reduction(max:mx) schedule(static) \
+				if (n >= util_parallel_min)
 			for (i = 0; i < n; i++) {
 				mn = p[i] < mn ? p[i] : mn;
 				mx = p[i] > mx ? p[i] : mx;
@@ -176,7 +177,7 @@ void grid_build(struct grid *g, struct flock *f)
 	choose_geometry(g, f);
 	ncells = g->ncells;
 
-	#pragma omp parallel num_threads(g->threads)
+	#pragma omp parallel num_threads(g->threads) if (n >= util_parallel_min)
 	{
 		int t = 0, nt = 1, d;
 		size_t i, c, lo, hi;
@@ -330,7 +331,7 @@ void grid_step(const struct grid *g, const struct flock *f,
 	const int dims = f->dims;
 	size_t c;
 
-	#pragma omp parallel for schedule(dynamic, 16)
+	#pragma omp parallel for schedule(dynamic, 16) if (f->n >= util_parallel_min)
 	for (c = 0; c < ncells; c++) {
 		uint32_t start[27], end[27];
 		size_t k;
@@ -371,7 +372,8 @@ void brute_step(const struct flock *f, const struct rules_params *rp,
 	const int dims = f->dims;
 	size_t k;
 
-	#pragma omp parallel for schedule(dynamic, 64)
+	/* O(N^2): worth threads from a few hundred boids */
+	#pragma omp parallel for schedule(dynamic, 64) if (n >= util_parallel_min / 16)
 	for (k = 0; k < n; k++) {
 		struct rules_acc acc;
 		float d[3], v[3] = {0, 0, 0}, d2;

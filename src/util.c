@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 int util_verbosity = UTIL_NORMAL;
+size_t util_parallel_min = UTIL_PARALLEL_MIN_DEFAULT;
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 {

@@ -9,6 +9,13 @@
  * same alignment on every run and no peeling depends on addresses. */
 #define UTIL_ALIGN 64
 
+/* Below this many boids a parallel loop costs more in waking and joining
+ * threads than it saves (and on a busy machine far more), so it runs on the
+ * calling thread. Results do not depend on it; the tests set it to 0 to run
+ * small flocks on several threads. */
+#define UTIL_PARALLEL_MIN_DEFAULT 4096
+extern size_t util_parallel_min;
+
 /* Error buffers are passed down by callers; functions that fail fill one
  * line (no newline) and return -1. */
 #define UTIL_ERR_MAX 512

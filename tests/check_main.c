@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "check_suites.h"
+#include "util.h"
 
 const char *test_srcfile(const char *rel)
 {
@@ -14,9 +15,12 @@ const char *test_srcfile(const char *rel)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(scenario_suite());
+	SRunner *sr;
 	int failed;
 
+	/* Small test flocks must still run every loop on several threads. */
+	util_parallel_min = 0;
+	sr = srunner_create(scenario_suite());
 	srunner_add_suite(sr, rules_suite());
 	srunner_add_suite(sr, grid_suite());
 	srunner_add_suite(sr, sim_suite());
