@@ -15,6 +15,7 @@
 #include <omp.h>
 #endif
 
+#include "cmd.h"
 #include "scenario.h"
 #include "sim.h"
 #include "traj.h"
@@ -37,6 +38,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fputs("Usage: boidsim [run] [OPTIONS] SCENARIO.json\n"
+	      "       boidsim info|verify|convert ...   (see boidsim COMMAND --help)\n"
 	      "Run a deterministic flocking simulation and write its trajectory.\n"
 	      "\n"
 	      "  -o, --output FILE      write the trajectory to FILE (.bin, .csv, .csv.gz;\n"
@@ -357,6 +359,22 @@ int main(int argc, char **argv)
 	int rc, i;
 
 	memset(&o, 0, sizeof o);
+	/* Subcommands, as in git, after any -q/-v; "run" is handled with the
+	 * options below. */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
+			util_verbosity = UTIL_QUIET;
+		else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0)
+			util_verbosity = UTIL_VERBOSE;
+		else
+			break;
+	}
+	if (i < argc && strcmp(argv[i], "info") == 0)
+		return cmd_info(argc - i, argv + i);
+	if (i < argc && strcmp(argv[i], "verify") == 0)
+		return cmd_verify(argc - i, argv + i);
+	if (i < argc && strcmp(argv[i], "convert") == 0)
+		return cmd_convert(argc - i, argv + i);
 	rc = parse_args(argc, argv, &o);
 	if (rc != 0) {
 		rc = rc < 0 ? 0 : rc;

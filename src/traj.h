@@ -51,21 +51,28 @@ int traj_write_frame(struct traj_writer *w, uint64_t step, float *const fields[6
 int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		      struct util_err *err);
 
+/* CSV only: print these ids (count of them) instead of 0..count-1, for a
+ * subset of the boids. The array must outlive the writer. */
+void traj_writer_set_ids(struct traj_writer *w, const uint32_t *ids);
+
 /* Removes the temporary file and frees w. */
 void traj_writer_abort(struct traj_writer *w);
 
 struct traj_header {
-	int version;
+	enum traj_format format;   /* TRAJ_BIN, TRAJ_CSV or TRAJ_CSV_GZ */
+	int version;               /* binary format version; 0 for CSV */
 	int dims;
 	uint64_t count;
-	uint64_t seed;
+	uint64_t seed;             /* binary only */
 	uint32_t flags;
-	char *generator;
-	char *scenario;
+	char *generator;           /* binary only, else "" */
+	char *scenario;            /* the embedded effective scenario; "" for CSV */
 };
 
 struct traj_reader;
 
+/* Opens a trajectory of any format ("-" reads stdin): binary, CSV or
+ * gzip'd CSV, told apart by their first bytes, not by the name. */
 struct traj_reader *traj_reader_open(const char *path, struct util_err *err);
 const struct traj_header *traj_reader_header(const struct traj_reader *r);
 
@@ -76,9 +83,19 @@ int traj_read_frame(struct traj_reader *r, uint64_t *step, float *const fields[6
 		    struct util_err *err);
 
 /* After traj_read_frame returned 0: whether an end record was found, and
- * its status. */
+ * its status. CSV has no end record. */
 int traj_reader_ended(const struct traj_reader *r, enum traj_status *status);
 uint64_t traj_reader_frames(const struct traj_reader *r);
+/* The first and last step read. */
+uint64_t traj_reader_first_step(const struct traj_reader *r);
+uint64_t traj_reader_last_step(const struct traj_reader *r);
+
+/* The content digest of the frames read so far: SHA-256 over, for each
+ * frame, its step (u64 LE), its count (u32 LE) and its float32 arrays (LE,
+ * field after field, id order), so it does not depend on the file format
+ * or its compression. 64 hex digits and a NUL. */
+#define TRAJ_DIGEST_HEX 65
+void traj_reader_digest(const struct traj_reader *r, char hex[TRAJ_DIGEST_HEX]);
 
 void traj_reader_close(struct traj_reader *r);
 

@@ -28,6 +28,7 @@ struct traj_writer {
 	unsigned char *raw, *zbuf;
 	size_t raw_len, zcap;
 	char *text;        /* CSV formatting buffer */
+	const uint32_t *ids; /* CSV: the ids of a subset, or NULL */
 	size_t text_cap;
 };
 
@@ -292,7 +293,8 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step, float *const fi
 			len = 0;
 		}
 		len += (size_t)snprintf(w->text + len, w->text_cap - len,
-					"%" PRIu64 ",%zu", step, i);
+					"%" PRIu64 ",%" PRIu64, step,
+					w->ids ? (uint64_t)w->ids[i] : (uint64_t)i);
 		for (f = 0; f < nf; f++)
 			len += (size_t)snprintf(w->text + len, w->text_cap - len, ",%.9g",
 						(double)fields[f][i]);
@@ -310,6 +312,12 @@ int traj_write_frame(struct traj_writer *w, uint64_t step, float *const fields[6
 	if (rc == 0) {
 		w->frames++;
 		w->last_step = step;
+		/* Hand each whole frame to the kernel, so that a killed run's file
+		 * ends on a frame boundary (a gzip stream cannot be cut usefully). */
+		if (w->fp && fflush(w->fp) != 0) {
+			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+			rc = -1;
+		}
 	}
 	return rc;
 }
@@ -330,6 +338,11 @@ static void sync_dir(const char *path)
 		close(fd);
 	}
 	free(dir);
+}
+
+void traj_writer_set_ids(struct traj_writer *w, const uint32_t *ids)
+{
+	w->ids = ids;
 }
 
 static void writer_free(struct traj_writer *w)

@@ -1,0 +1,426 @@
+/* cmd_traj.c: boidsim info, verify and convert: thin commands over the
+ * trajectory reader and writer. */
+#include "config.h"
+#include "cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "traj.h"
+#include "util.h"
+
+#define EXIT_USAGE 2
+
+static int usage_error(const char *cmd, const char *what, const char *arg)
+{
+	fprintf(stderr, "boidsim %s: ", cmd);
+	fprintf(stderr, what, arg);
+	fprintf(stderr, " (see boidsim %s --help)\n", cmd);
+	return EXIT_USAGE;
+}
+
+/* Frame buffers for r's count, 2*dims arrays. */
+static int alloc_fields(const struct traj_header *h, float *fields[6], struct util_err *err)
+{
+	int f;
+
+	memset(fields, 0, 6 * sizeof *fields);
+	for (f = 0; f < 2 * h->dims; f++)
+		if (!(fields[f] = util_alloc((size_t)h->count, sizeof(float), err)))
+			return -1;
+	return 0;
+}
+
+static void free_fields(float *fields[6])
+{
+	int f;
+
+	for (f = 0; f < 6; f++)
+		util_free(fields[f]);
+}
+
+static const char *format_title(enum traj_format f)
+{
+	return f == TRAJ_BIN ? "boidsim binary trajectory" :
+	       f == TRAJ_CSV ? "CSV" : "gzip'd CSV";
+}
+
+/* Reads every frame of r; returns 0 at a clean end, -1 (err filled) at
+ * the first damaged or cut frame. */
+static int read_all(struct traj_reader *r, float *fields[6], struct util_err *err)
+{
+	uint64_t step;
+	int rc;
+
+	while ((rc = traj_read_frame(r, &step, fields, err)) == 1)
+		;
+	return rc;
+}
+
+static void print_steps(const struct traj_reader *r)
+{
+	uint64_t n = traj_reader_frames(r);
+
+	if (n == 0)
+		printf("no frames");
+	else
+		printf("%" PRIu64 " frame%s (steps %" PRIu64 " to %" PRIu64 ")", n,
+		       n == 1 ? "" : "s", traj_reader_first_step(r), traj_reader_last_step(r));
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"scenario", no_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	struct util_err err = {{0}};
+	struct traj_reader *r;
+	const struct traj_header *h;
+	float *fields[6] = {0};
+	enum traj_status st;
+	int c, only_scenario = 0, rc, status = 1;
+	char digest[TRAJ_DIGEST_HEX];
+	struct stat sb;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			only_scenario = 1;
+			break;
+		case 'h':
+			puts("Usage: boidsim info [--scenario] FILE\n"
+			     "Describe a trajectory file (- for stdin); with --scenario print only\n"
+			     "the scenario it embeds, which boidsim runs again as it is.");
+			return 0;
+		default:
+			return usage_error("info", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error("info", "%s", "expected one FILE");
+	r = traj_reader_open(argv[optind], &err);
+	if (r == NULL) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		return 1;
+	}
+	h = traj_reader_header(r);
+	if (only_scenario) {
+		if (h->scenario[0] == '\0') {
+			fprintf(stderr, "boidsim: %s: a %s file embeds no scenario\n",
+				argv[optind], format_title(h->format));
+			goto out;
+		}
+		printf("%s\n", h->scenario);
+		status = fflush(stdout) == 0 ? 0 : 1;
+		goto out;
+	}
+	if (alloc_fields(h, fields, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	rc = read_all(r, fields, &err);
+	printf("file:        %s\n", argv[optind]);
+	if (h->format == TRAJ_BIN)
+		printf("format:      %s, version %d\nwritten by:  %s\n", format_title(h->format),
+		       h->version, h->generator);
+	else
+		printf("format:      %s\n", format_title(h->format));
+	printf("dimensions:  %d\nboids:       %" PRIu64 "\n", h->dims, h->count);
+	if (h->format == TRAJ_BIN)
+		printf("seed:        %" PRIu64 "\n", h->seed);
+	printf("frames:      ");
+	print_steps(r);
+	printf("\nstatus:      ");
+	if (rc != 0)
+		printf("damaged: %s\n", err.msg);
+	else if (h->format != TRAJ_BIN)
+		printf("readable (CSV cannot record whether the run completed)\n");
+	else if (!traj_reader_ended(r, &st))
+		printf("incomplete: no end record (the run was killed, or is still running)\n");
+	else
+		printf("%s\n", st == TRAJ_COMPLETE ? "complete" : "interrupted by a signal");
+	if (strcmp(argv[optind], "-") != 0 && stat(argv[optind], &sb) == 0) {
+		double raw = (double)traj_reader_frames(r) * (double)h->count * 2 * h->dims * 4;
+
+		printf("size:        %lld bytes; frames hold %.0f bytes of float32 data (%.2fx)\n",
+		       (long long)sb.st_size, raw, sb.st_size > 0 ? raw / (double)sb.st_size : 0.0);
+	}
+	traj_reader_digest(r, digest);
+	printf("digest:      sha256:%s\n", digest);
+	status = rc == 0 ? 0 : 1;
+	if (fflush(stdout) != 0)
+		status = 1;
+out:
+	free_fields(fields);
+	traj_reader_close(r);
+	return status;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	struct util_err err = {{0}};
+	struct traj_reader *r;
+	const struct traj_header *h;
+	float *fields[6] = {0};
+	enum traj_status st;
+	int rc, status = 1;
+
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		puts("Usage: boidsim verify FILE\n"
+		     "Check a trajectory's structure and every frame's CRC. Exit 0 when the\n"
+		     "file is whole, 1 with the first bad frame named when not.");
+		return 0;
+	}
+	if (argc != 2 || (argv[1][0] == '-' && argv[1][1] != '\0'))
+		return usage_error("verify", "%s", "expected one FILE");
+	r = traj_reader_open(argv[1], &err);
+	if (r == NULL) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		return 1;
+	}
+	h = traj_reader_header(r);
+	if (alloc_fields(h, fields, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	rc = read_all(r, fields, &err);
+	if (rc != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		printf("%s: damaged after %" PRIu64 " complete frames\n", argv[1],
+		       traj_reader_frames(r));
+		goto out;
+	}
+	if (h->format == TRAJ_BIN && !traj_reader_ended(r, &st)) {
+		printf("%s: incomplete: %" PRIu64 " complete frames and no end record "
+		       "(the run was killed?)\n", argv[1], traj_reader_frames(r));
+		goto out;
+	}
+	printf("%s: ok: ", argv[1]);
+	print_steps(r);
+	printf("%s\n", h->format != TRAJ_BIN ? "" :
+	       st == TRAJ_COMPLETE ? ", complete" : ", interrupted by a signal");
+	status = 0;
+out:
+	if (fflush(stdout) != 0)
+		status = 1;
+	free_fields(fields);
+	traj_reader_close(r);
+	return status;
+}
+
+/* "START:STOP:STEP" by step number, each part optional. */
+static int parse_frames(const char *s, uint64_t sel[3])
+{
+	const char *p = s;
+	char *end;
+	int i;
+
+	sel[0] = 0;
+	sel[1] = UINT64_MAX;
+	sel[2] = 1;
+	for (i = 0; i < 3; i++) {
+		if (*p != ':' && *p != '\0') {
+			if (*p < '0' || *p > '9')
+				return -1;
+			errno = 0;
+			sel[i] = strtoull(p, &end, 10);
+			if (errno)
+				return -1;
+			p = end;
+		}
+		if (i < 2 && *p == ':')
+			p++;
+		else if (*p != '\0' || (i < 2 && *p == '\0' && i == 0 && p == s))
+			break;
+	}
+	return (*p == '\0' && sel[2] > 0 && sel[0] <= sel[1]) ? 0 : -1;
+}
+
+/* "0,5,10-20": sorted, without repeats, each below count. */
+static int parse_ids(const char *s, uint64_t count, uint32_t **out, size_t *n,
+		     char *bad, size_t badlen)
+{
+	unsigned char *mark = calloc((size_t)count, 1);
+	const char *p = s;
+	size_t k = 0, i;
+
+	if (mark == NULL)
+		return -1;
+	while (*p) {
+		char *end;
+		unsigned long long a, b;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		a = strtoull(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			b = strtoull(p, &end, 10);
+		}
+		if (b < a || b >= count) {
+			snprintf(bad, badlen, "%llu is not a boid of this file (ids 0 to %llu)",
+				 b >= count ? b : a, (unsigned long long)count - 1);
+			free(mark);
+			return -1;
+		}
+		for (; a <= b; a++)
+			mark[a] = 1;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	for (i = 0; i < count; i++)
+		k += mark[i];
+	*out = malloc((k ? k : 1) * sizeof **out);
+	if (*out == NULL)
+		goto bad;
+	for (i = 0, k = 0; i < count; i++)
+		if (mark[i])
+			(*out)[k++] = (uint32_t)i;
+	*n = k;
+	free(mark);
+	return k ? 0 : -1;
+bad:
+	snprintf(bad, badlen, "expected ids and ranges such as 0,5,10-20");
+	free(mark);
+	return -1;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, 'f'},
+		{"frames", required_argument, NULL, 'F'},
+		{"ids", required_argument, NULL, 'i'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	const char *out = NULL, *format = NULL, *frames = NULL, *ids_arg = NULL;
+	struct util_err err = {{0}};
+	struct traj_reader *r = NULL;
+	struct traj_writer *w = NULL;
+	const struct traj_header *h;
+	float *in[6] = {0}, *sub[6] = {0};
+	uint32_t *ids = NULL;
+	size_t nids = 0, k;
+	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0;
+	enum traj_format fmt;
+	enum traj_status st = TRAJ_COMPLETE;
+	int c, f, rc, status = 1;
+	char bad[128], generator[64];
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f': format = optarg; break;
+		case 'F': frames = optarg; break;
+		case 'i': ids_arg = optarg; break;
+		case 'q': util_verbosity = UTIL_QUIET; break;
+		case 'h':
+			puts("Usage: boidsim convert IN -o OUT [--format bin|csv|csv.gz]\n"
+			     "                      [--frames START:STOP:STEP] [--ids LIST]\n"
+			     "Convert a trajectory between .bin, .csv and .csv.gz (- for stdin or\n"
+			     "stdout). --frames keeps the frames whose step s has START <= s < STOP\n"
+			     "and (s - START) a multiple of STEP; --ids keeps the boids listed, as\n"
+			     "in 0,5,10-20 (CSV output only).");
+			return 0;
+		default:
+			return usage_error("convert", "unknown option or missing value at %s",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error("convert", "%s", "expected one input FILE");
+	if (out == NULL)
+		return usage_error("convert", "%s", "-o OUT is required");
+	if (format ? traj_format_parse(format, &fmt) != 0 : traj_format_guess(out, &fmt) != 0)
+		return usage_error("convert", "%s: cannot tell the output format; use .bin, .csv "
+				   "or .csv.gz, or --format", format ? format : out);
+	if (frames && parse_frames(frames, sel) != 0)
+		return usage_error("convert", "--frames %s: expected START:STOP:STEP step "
+				   "numbers, STEP > 0", frames);
+	if (ids_arg && fmt == TRAJ_BIN)
+		return usage_error("convert", "--ids %s: a binary file holds every boid of "
+				   "each frame; choose a CSV output", ids_arg);
+	r = traj_reader_open(argv[optind], &err);
+	if (r == NULL) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		return 1;
+	}
+	h = traj_reader_header(r);
+	if (ids_arg && parse_ids(ids_arg, h->count, &ids, &nids, bad, sizeof bad) != 0) {
+		status = usage_error("convert", "--ids: %s", bad);
+		goto out;
+	}
+	if (!ids)
+		nids = (size_t)h->count;
+	if (alloc_fields(h, in, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	for (f = 0; ids && f < 2 * h->dims; f++)
+		if (!(sub[f] = util_alloc(nids, sizeof(float), &err))) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
+	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
+	w = traj_writer_open(out, fmt, h->dims, nids, h->seed, generator, h->scenario, &err);
+	if (w == NULL) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	if (ids)
+		traj_writer_set_ids(w, ids);
+	while ((rc = traj_read_frame(r, &step, in, &err)) == 1) {
+		if (step < sel[0] || step >= sel[1] || (step - sel[0]) % sel[2] != 0)
+			continue;
+		for (f = 0; ids && f < 2 * h->dims; f++)
+			for (k = 0; k < nids; k++)
+				sub[f][k] = in[f][ids[k]];
+		if (traj_write_frame(w, step, ids ? sub : in, &err) != 0) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
+		written++;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	/* A binary copy of an unfinished run says so too. */
+	if (h->format == TRAJ_BIN && fmt == TRAJ_BIN &&
+	    (!traj_reader_ended(r, &st) || st != TRAJ_COMPLETE))
+		st = TRAJ_INTERRUPTED;
+	if (fmt != TRAJ_BIN)
+		st = TRAJ_COMPLETE;
+	rc = traj_writer_close(w, st, &err);
+	w = NULL;
+	if (rc != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	if (strcmp(out, "-") != 0)
+		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, %zu boids)", out, written, nids);
+	status = 0;
+out:
+	traj_writer_abort(w);
+	free_fields(in);
+	free_fields(sub);
+	free(ids);
+	traj_reader_close(r);
+	return status;
+}
