@@ -378,7 +378,8 @@ int cmd_convert(int argc, char **argv)
 			goto out;
 		}
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
-	w = traj_writer_open(out, fmt, h->dims, nids, h->seed, generator, h->scenario, &err);
+	w = traj_writer_open(out, fmt, h->dims, nids, h->seed, generator, h->scenario,
+			     TRAJ_ZLIB_LEVEL, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;

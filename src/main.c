@@ -294,7 +294,7 @@ static int run(struct options *o)
 			}
 		snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
 		w = traj_writer_open(o->output, fmt, sc.dims, sc.count, sc.seed, generator,
-				     json, &err);
+				     json, sc.compression, &err);
 		if (w == NULL) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;

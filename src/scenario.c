@@ -31,7 +31,8 @@ static const struct skey SPEED_KEYS[] = {{"min", NULL}, {"max", NULL}, {NULL, NU
 static const struct skey BOUNDS_KEYS[] = {
 	{"min", NULL}, {"max", NULL}, {"mode", NULL}, {"margin", NULL}, {NULL, NULL}};
 static const struct skey TARGET_KEYS[] = {{"position", NULL}, {NULL, NULL}};
-static const struct skey OUTPUT_KEYS[] = {{"every", NULL}, {NULL, NULL}};
+static const struct skey OUTPUT_KEYS[] = {
+	{"every", NULL}, {"compression", NULL}, {NULL, NULL}};
 static const struct skey ROOT_KEYS[] = {
 	{"description", NULL}, {"dimensions", NULL}, {"count", NULL},
 	{"steps", NULL}, {"dt", NULL}, {"seed", NULL},
@@ -438,7 +439,7 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const double VM = SCENARIO_VALUE_MAX;
 	const cJSON *n;
-	uint64_t dims, need;
+	uint64_t dims, need, level;
 	uint64_t phys;
 	double side_min;
 	int d, rc;
@@ -470,8 +471,10 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	    read_real(c, root, "speed.max", 0, 1, VM, 1.0, &sc->speed_max) ||
 	    read_real(c, root, "max_force", 0, 1, VM, 0.05, &sc->max_force) ||
 	    read_uint(c, root, "output.every", 1, UINT64_C(1) << 53, 0, 1, &sc->every) ||
+	    read_uint(c, root, "output.compression", 0, 9, 0, 1, &level) ||
 	    parse_mode(c, root, &sc->mode))
 		return -1;
+	sc->compression = (int)level;
 	if (sc->speed_min > sc->speed_max) {
 		fail(c, "speed.min", "must not exceed speed.max (%g)", sc->speed_max);
 		return -1;
@@ -763,6 +766,7 @@ char *scenario_to_json(const struct scenario *sc)
 	}
 	o = cJSON_AddObjectToObject(root, "output");
 	cJSON_AddNumberToObject(o, "every", (double)sc->every);
+	cJSON_AddNumberToObject(o, "compression", sc->compression);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	return text;

@@ -36,6 +36,7 @@ struct scenario {
 	int has_target;
 	double target[3];
 	uint64_t every;
+	int compression;          /* zlib level of binary frames, 0 = stored */
 	char *description;        /* free text, may be NULL */
 };
 

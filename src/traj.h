@@ -17,7 +17,7 @@
 #define TRAJ_END_TAG "TEND"
 #define TRAJ_END_LEN 28
 #define TRAJ_CODEC_ZLIB_F32 0              /* zlib stream of float32 arrays */
-#define TRAJ_ZLIB_LEVEL 1
+#define TRAJ_ZLIB_LEVEL 1                  /* default of output.compression */
 #define TRAJ_GENERATOR_MAX 4096
 #define TRAJ_SCENARIO_MAX (16u << 20)
 
@@ -38,7 +38,7 @@ struct traj_writer;
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 				     int dims, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
-				     struct util_err *err);
+				     int level, struct util_err *err);
 
 /* fields[0..dims-1] positions, fields[dims..2*dims-1] velocities, each
  * count floats in id order. */

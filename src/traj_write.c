@@ -27,6 +27,7 @@ struct traj_writer {
 	uint64_t frames, last_step;
 	unsigned char *raw, *zbuf;
 	size_t raw_len, zcap;
+	int level;         /* zlib level of binary frames */
 	char *text;        /* CSV formatting buffer */
 	const uint32_t *ids; /* CSV: the ids of a subset, or NULL */
 	size_t text_cap;
@@ -162,7 +163,7 @@ static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *ge
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 				     int dims, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
-				     struct util_err *err)
+				     int level, struct util_err *err)
 {
 	struct traj_writer *w = calloc(1, sizeof *w);
 	int fd = -1;
@@ -175,6 +176,7 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		return NULL;
 	}
 	w->fmt = fmt;
+	w->level = level;
 	w->dims = dims;
 	w->count = count;
 	w->to_stdout = strcmp(path, "-") == 0;
@@ -260,7 +262,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 #endif
 	}
 	(void)i;
-	rc = compress2(w->zbuf, &zlen, w->raw, (uLong)w->raw_len, TRAJ_ZLIB_LEVEL);
+	rc = compress2(w->zbuf, &zlen, w->raw, (uLong)w->raw_len, w->level);
 	if (rc != Z_OK) {
 		util_err_set(err, "%s: compression failed (zlib %d)", w->path, rc);
 		return -1;

@@ -49,7 +49,8 @@ static void write_run(const char *scen, const char *path, enum traj_format fmt,
 	load_ok(scen, &sc);
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
 	json = scenario_to_json(&sc);
-	w = traj_writer_open(path, fmt, sc.dims, sc.count, sc.seed, "boidsim test", json, &err);
+	w = traj_writer_open(path, fmt, sc.dims, sc.count, sc.seed, "boidsim test", json,
+			     sc.compression, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
 	for (d = 0; d < 2 * sc.dims; d++)
 		fields[d] = malloc(sc.count * sizeof(float));
