@@ -57,6 +57,9 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 		}
 		rng_draw4(sc->seed, RNG_INIT_SPEED, 0, id, 0, r);
 		speed = sc->speed_min + rng_unit(r[0], r[1]) * (sc->speed_max - sc->speed_min);
+		/* Vicsek's and Couzin's particles all move at one speed. */
+		if (sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN)
+			speed = sc->speed_max;
 		for (k = 0; k < dims; k++)
 			f->vel[k][i] = (float)(h[k] / sqrt(h2) * speed);
 	}

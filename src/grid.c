@@ -304,20 +304,31 @@ static inline float pair_delta(const struct rules_params *rp, const struct flock
 	return d2;
 }
 
+/* Boid i's velocity and its square, for the field of view. */
+static inline float own_velocity(const struct flock *f, size_t i, float vi[3])
+{
+	float v2 = 0.0f;
+	int d;
+
+	vi[0] = vi[1] = vi[2] = 0.0f;
+	for (d = 0; d < f->dims; d++) {
+		vi[d] = f->vel[d][i];
+		v2 += vi[d] * vi[d];
+	}
+	return v2;
+}
+
 static inline void finish_boid(const struct flock *f, const struct rules_params *rp,
-			       const struct integrate_params *ip,
-			       const struct rules_acc *acc, size_t k)
+			       const struct rules_acc *acc, size_t k, uint64_t step)
 {
 	float pos[3] = {0, 0, 0}, vel[3] = {0, 0, 0}, po[3], vo[3];
-	double a[3];
 	int d;
 
 	for (d = 0; d < f->dims; d++) {
 		pos[d] = f->pos[d][k];
 		vel[d] = f->vel[d][k];
 	}
-	rules_acceleration(rp, acc, pos, vel, a);
-	integrate_boid(ip, a, pos, vel, po, vo);
+	rules_update(rp, acc, f->id[k], step, pos, vel, po, vo);
 	for (d = 0; d < f->dims; d++) {
 		f->pos_next[d][k] = po[d];
 		f->vel_next[d][k] = vo[d];
@@ -325,7 +336,7 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 }
 
 void grid_step(const struct grid *g, const struct flock *f,
-	       const struct rules_params *rp, const struct integrate_params *ip)
+	       const struct rules_params *rp, uint64_t step)
 {
 	const size_t ncells = g->ncells;
 	const int dims = f->dims;
@@ -342,9 +353,10 @@ void grid_step(const struct grid *g, const struct flock *f,
 		ns = stencil(g, c, start, end);
 		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
 			struct rules_acc acc;
-			float d[3], v[3] = {0, 0, 0}, d2;
+			float d[3], v[3] = {0, 0, 0}, vi[3], vi2, d2;
 			int s, e;
 
+			vi2 = own_velocity(f, k, vi);
 			rules_acc_init(&acc);
 			for (s = 0; s < ns; s++) {
 				size_t j;
@@ -357,16 +369,15 @@ void grid_step(const struct grid *g, const struct flock *f,
 						continue;
 					for (e = 0; e < dims; e++)
 						v[e] = f->vel[e][j];
-					rules_acc_add(&acc, rp, d, d2, v);
+					rules_acc_add(&acc, rp, d, d2, v, vi, vi2);
 				}
 			}
-			finish_boid(f, rp, ip, &acc, k);
+			finish_boid(f, rp, &acc, k, step);
 		}
 	}
 }
 
-void brute_step(const struct flock *f, const struct rules_params *rp,
-		const struct integrate_params *ip)
+void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t step)
 {
 	const size_t n = f->n;
 	const int dims = f->dims;
@@ -376,10 +387,11 @@ void brute_step(const struct flock *f, const struct rules_params *rp,
 	#pragma omp parallel for schedule(dynamic, 64) if (n >= util_parallel_min / 16)
 	for (k = 0; k < n; k++) {
 		struct rules_acc acc;
-		float d[3], v[3] = {0, 0, 0}, d2;
+		float d[3], v[3] = {0, 0, 0}, vi[3], vi2, d2;
 		size_t j;
 		int e;
 
+		vi2 = own_velocity(f, k, vi);
 		rules_acc_init(&acc);
 		for (j = 0; j < n; j++) {
 			if (j == k)
@@ -389,9 +401,9 @@ void brute_step(const struct flock *f, const struct rules_params *rp,
 				continue;
 			for (e = 0; e < dims; e++)
 				v[e] = f->vel[e][j];
-			rules_acc_add(&acc, rp, d, d2, v);
+			rules_acc_add(&acc, rp, d, d2, v, vi, vi2);
 		}
-		finish_boid(f, rp, ip, &acc, k);
+		finish_boid(f, rp, &acc, k, step);
 	}
 }
 
@@ -427,4 +439,115 @@ size_t brute_neighbours(const struct flock *f, const struct rules_params *rp,
 			m++;
 		}
 	return m;
+}
+
+/* Nearest neighbour by rings of cells around slot k's cell: ring q holds
+ * the cells at Chebyshev distance q; a boid beyond ring q is at least
+ * q * (smallest cell edge) away, which bounds the search. */
+double grid_nearest2(const struct grid *g, const struct flock *f,
+		     const struct rules_params *rp, size_t k)
+{
+	double best = INFINITY, edge = INFINITY;
+	long c[3] = {0, 0, 0}, n[3] = {1, 1, 1}, q, qmax = 0;
+	int d, dims = f->dims;
+	float dd[3];
+	size_t j;
+
+	if (g == NULL) {
+		for (j = 0; j < f->n; j++)
+			if (j != k)
+				best = fmin(best, pair_delta(rp, f, k, j, dd));
+		return best;
+	}
+	for (d = 0; d < dims; d++) {
+		n[d] = g->n[d];
+		c[d] = axis_index(g, d, f->pos[d][k]);
+		edge = fmin(edge, g->len[d] / g->n[d]);
+		qmax = n[d] > qmax ? n[d] : qmax;
+	}
+	for (q = 0; q <= qmax; q++) {
+		long o[3], lo[3], hi[3];
+
+		if (q > 0 && best <= (double)(q - 1) * (q - 1) * edge * edge)
+			break;
+		for (d = 0; d < 3; d++) {
+			lo[d] = d < dims ? -q : 0;
+			hi[d] = d < dims ? q : 0;
+		}
+		for (o[2] = lo[2]; o[2] <= hi[2]; o[2]++)
+			for (o[1] = lo[1]; o[1] <= hi[1]; o[1]++)
+				for (o[0] = lo[0]; o[0] <= hi[0]; o[0]++) {
+					long cc[3];
+					size_t cell;
+					int skip = 0;
+
+					/* only the shell of the ring */
+					if (labs(o[0]) != q && labs(o[1]) != q && labs(o[2]) != q)
+						continue;
+					for (d = 0; d < 3; d++) {
+						cc[d] = c[d] + o[d];
+						if (g->periodic && d < dims) {
+							/* each cell once: offsets within one period */
+							if (2 * labs(o[d]) > n[d] ||
+							    (2 * o[d] == n[d]))
+								skip = 1;
+							cc[d] = ((cc[d] % n[d]) + n[d]) % n[d];
+						} else if (cc[d] < 0 || cc[d] >= n[d]) {
+							skip = 1;
+						}
+					}
+					if (skip)
+						continue;
+					cell = ((size_t)cc[2] * n[1] + (size_t)cc[1]) * n[0] + (size_t)cc[0];
+					for (j = g->cell_start[cell]; j < g->cell_start[cell + 1]; j++)
+						if (j != k)
+							best = fmin(best, pair_delta(rp, f, k, j, dd));
+				}
+	}
+	return best;
+}
+
+static uint32_t find_root(uint32_t *parent, uint32_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]]; /* path halving */
+		x = parent[x];
+	}
+	return x;
+}
+
+static void join(uint32_t *parent, uint32_t a, uint32_t b)
+{
+	a = find_root(parent, a);
+	b = find_root(parent, b);
+	if (a != b)
+		parent[a < b ? b : a] = a < b ? a : b;
+}
+
+size_t grid_groups(const struct grid *g, const struct flock *f,
+		   const struct rules_params *rp, float r2, uint32_t *parent)
+{
+	size_t k, j, groups = 0;
+	float dd[3];
+
+	for (k = 0; k < f->n; k++)
+		parent[k] = (uint32_t)k;
+	for (k = 0; k < f->n; k++) {
+		if (g == NULL) {
+			for (j = k + 1; j < f->n; j++)
+				if (pair_delta(rp, f, k, j, dd) <= r2)
+					join(parent, (uint32_t)k, (uint32_t)j);
+		} else {
+			uint32_t start[27], end[27];
+			int ns = stencil(g, cell_of_slot(g, f, k), start, end), s;
+
+			for (s = 0; s < ns; s++)
+				for (j = start[s]; j < end[s]; j++)
+					if (j > k && pair_delta(rp, f, k, j, dd) <= r2)
+						join(parent, (uint32_t)k, (uint32_t)j);
+		}
+	}
+	for (k = 0; k < f->n; k++)
+		groups += find_root(parent, (uint32_t)k) == k;
+	return groups;
 }

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "flock.h"
-#include "integrate.h"
 #include "rules.h"
 #include "util.h"
 
@@ -46,11 +45,10 @@ void grid_build(struct grid *g, struct flock *f);
  * (3x3x3) cells around each boid's cell, applies the rules and integrates,
  * writing f->pos_next / f->vel_next. Call grid_build first. */
 void grid_step(const struct grid *g, const struct flock *f,
-	       const struct rules_params *rp, const struct integrate_params *ip);
+	       const struct rules_params *rp, uint64_t step);
 
 /* The O(N^2) oracle: the same step by visiting every pair, in slot order. */
-void brute_step(const struct flock *f, const struct rules_params *rp,
-		const struct integrate_params *ip);
+void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t step);
 
 /* For tests: the ids of the boids within sqrt(r2) of slot k, in visiting
  * order; returns how many (at most cap are written). */
@@ -59,5 +57,15 @@ size_t grid_neighbours(const struct grid *g, const struct flock *f,
 		       uint32_t *out, size_t cap);
 size_t brute_neighbours(const struct flock *f, const struct rules_params *rp,
 			size_t k, float r2, uint32_t *out, size_t cap);
+
+/* For the metrics, on a grid built for the current positions (or, with
+ * g NULL, by brute force): the squared distance from slot k to its nearest
+ * other boid (infinity when alone), and the number of groups: connected
+ * components of the graph joining boids within sqrt(r2). parent is scratch
+ * of f->n entries. Both are exact, so they do not depend on visiting order. */
+double grid_nearest2(const struct grid *g, const struct flock *f,
+		     const struct rules_params *rp, size_t k);
+size_t grid_groups(const struct grid *g, const struct flock *f,
+		   const struct rules_params *rp, float r2, uint32_t *parent);
 
 #endif

@@ -16,6 +16,8 @@
 #endif
 
 #include "cmd.h"
+#include "metrics.h"
+#include "outfile.h"
 #include "scenario.h"
 #include "sim.h"
 #include "traj.h"
@@ -52,6 +54,8 @@ static void usage(FILE *out)
 	      "      --neighbours MODE  grid (default) or brute (O(N^2) reference)\n"
 	      "      --check            validate and print the effective scenario; run nothing\n"
 	      "      --check-invariants check counts, finiteness, speeds and box every step\n"
+	      "      --metrics FILE     write order parameters as CSV (- for stdout)\n"
+	      "      --metrics-every K  a metrics row every K-th step (default: with frames)\n"
 	      "  -q, --quiet            no progress line or notes\n"
 	      "  -v, --verbose          more notes on stderr\n"
 	      "  -h, --help             show this help\n"
@@ -96,6 +100,8 @@ struct options {
 	int threads;
 	int check;
 	int check_invariants;
+	const char *metrics;
+	uint64_t metrics_every;
 	enum sim_search search;
 	struct scenario_override ov[MAX_OVERRIDES];
 	char *owned[MAX_OVERRIDES];
@@ -137,7 +143,7 @@ static int add_keyed(struct options *o, const char *key, const char *opt, const 
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_FORMAT = 256, OPT_SEED, OPT_STEPS, OPT_EVERY, OPT_SET,
-	       OPT_NEIGHBOURS, OPT_CHECK, OPT_INVARIANTS };
+	       OPT_NEIGHBOURS, OPT_CHECK, OPT_INVARIANTS, OPT_METRICS, OPT_METRICS_EVERY };
 	static const struct option longs[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"format", required_argument, NULL, OPT_FORMAT},
@@ -150,6 +156,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"neighbors", required_argument, NULL, OPT_NEIGHBOURS},
 		{"check", no_argument, NULL, OPT_CHECK},
 		{"check-invariants", no_argument, NULL, OPT_INVARIANTS},
+		{"metrics", required_argument, NULL, OPT_METRICS},
+		{"metrics-every", required_argument, NULL, OPT_METRICS_EVERY},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -208,6 +216,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_INVARIANTS:
 			o->check_invariants = 1;
 			break;
+		case OPT_METRICS:
+			o->metrics = optarg;
+			break;
+		case OPT_METRICS_EVERY:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1)
+				return usage_error("--metrics-every %s: expected a whole number from 1",
+						   optarg);
+			o->metrics_every = (uint64_t)v;
+			break;
 		case 'q':
 			util_verbosity = UTIL_QUIET;
 			break;
@@ -247,15 +266,24 @@ static int run(struct options *o)
 	enum traj_format fmt = TRAJ_BIN;
 	float *frame[6] = {0};
 	char *json = NULL, generator[64];
-	int status = 1, d, sim_ok = 0, tty;
+	int status = 1, d, sim_ok = 0, tty, met_ok = 0;
+	struct metrics met;
+	struct outfile mout = {0};
 	double t0, last = 0;
 
 	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, &err) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
+	for (d = 0; d < sc.n_notes; d++)
+		util_msg(UTIL_NORMAL, "%s", sc.notes[d]);
 	if (o->format && traj_format_parse(o->format, &fmt) != 0) {
 		status = usage_error("--format %s: expected bin, csv or csv.gz", o->format);
+		goto out;
+	}
+	if (o->metrics && o->output && strcmp(o->metrics, "-") == 0 &&
+	    strcmp(o->output, "-") == 0) {
+		status = usage_error("%s", "--metrics - and -o - cannot both use stdout");
 		goto out;
 	}
 	if (o->output && !o->format) {
@@ -300,6 +328,16 @@ static int run(struct options *o)
 			goto out;
 		}
 	}
+	if (o->metrics) {
+		if (metrics_init(&met, (size_t)sc.count, &err) != 0 ||
+		    outfile_open(&mout, o->metrics, &err) != 0) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
+		met_ok = 1;
+		if (metrics_write_header(mout.fp, sc.dims) != 0)
+			goto metrics_failed;
+	}
 	tty = isatty(STDERR_FILENO) && util_verbosity >= UTIL_NORMAL;
 	t0 = now_seconds();
 	for (;;) {
@@ -314,6 +352,14 @@ static int run(struct options *o)
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
+		}
+		if (met_ok && (sim.step % (o->metrics_every ? o->metrics_every : sc.every) == 0 ||
+			       sim.step == sc.steps || stop_signal)) {
+			struct metrics_row row;
+
+			sim_measure(&sim, &met, &row);
+			if (metrics_write_row(mout.fp, sc.dims, sim.step, sc.dt, &row) != 0)
+				goto metrics_failed;
 		}
 		if (sim.step == sc.steps || stop_signal)
 			break;
@@ -340,8 +386,18 @@ static int run(struct options *o)
 				 st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
 				 o->output, sim.step, sc.count);
 	}
+	if (met_ok && outfile_commit(&mout, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
 	status = stop_signal ? 128 + stop_signal : 0;
+	goto out;
+metrics_failed:
+	fprintf(stderr, "boidsim: %s: write failed: %s\n", o->metrics, strerror(errno));
 out:
+	outfile_abort(&mout);
+	if (met_ok)
+		metrics_free(&met);
 	traj_writer_abort(w);
 	for (d = 0; d < 6; d++)
 		util_free(frame[d]);

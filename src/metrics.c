@@ -1,8 +1,13 @@
-/* metrics.c: order parameters computed from the flock's state. */
+/* metrics.c: order parameters computed from the flock's state. Sums are
+ * taken in double, serially in slot order or in fixed blocks, so they are
+ * the same for any thread count. */
 #include "config.h"
 #include "metrics.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "detmath.h"
 
 double metrics_polarization(const struct flock *f)
 {
@@ -26,4 +31,136 @@ double metrics_polarization(const struct flock *f)
 	for (d = 0; d < f->dims; d++)
 		s2 += sum[d] * sum[d];
 	return sqrt(s2) / (double)f->n;
+}
+
+int metrics_init(struct metrics *m, size_t n, struct util_err *err)
+{
+	memset(m, 0, sizeof *m);
+	if (!(m->parent = util_alloc(n, sizeof *m->parent, err)) ||
+	    !(m->nn = util_alloc(n, sizeof *m->nn, err))) {
+		metrics_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+void metrics_free(struct metrics *m)
+{
+	util_free(m->parent);
+	util_free(m->nn);
+	memset(m, 0, sizeof *m);
+}
+
+/* The centroid. On a torus the arithmetic mean is meaningless (a flock
+ * straddling an edge would be placed mid-box), so under wrap each axis
+ * takes the circular mean of Bai and Breen, "Calculating center of mass in
+ * an unbounded 2D environment", J. Graphics Tools 13(4), 2008: positions
+ * become angles on a circle, the mean of their unit vectors is taken back
+ * to a position. */
+static void centroid(const struct flock *f, const struct bounds *b, double c[3])
+{
+	int d;
+	size_t k;
+
+	for (d = 0; d < 3; d++)
+		c[d] = 0.0;
+	for (d = 0; d < f->dims; d++) {
+		if (b->mode != BOUNDS_WRAP) {
+			double s = 0.0;
+
+			for (k = 0; k < f->n; k++)
+				s += f->pos[d][k];
+			c[d] = s / (double)f->n;
+		} else {
+			double sx = 0.0, sy = 0.0, si, co, t;
+
+			for (k = 0; k < f->n; k++) {
+				/* angle in [-pi, pi) */
+				t = ((double)f->pos[d][k] - b->lo[d]) / b->len[d] * 2.0 * DETMATH_PI -
+				    DETMATH_PI;
+				detmath_sincos(t, &si, &co);
+				sx += co;
+				sy += si;
+			}
+			t = atan2(sy, sx); /* libm: metrics only, never the state */
+			c[d] = b->lo[d] + (t + DETMATH_PI) / (2.0 * DETMATH_PI) * b->len[d];
+		}
+	}
+}
+
+void metrics_compute(struct metrics *m, const struct flock *f, const struct grid *g,
+		     const struct rules_params *rp, struct metrics_row *row)
+{
+	const struct bounds *b = &rp->box;
+	double pol[3] = {0, 0, 0}, mill[3] = {0, 0, 0}, speed = 0, r2sum = 0, nnsum = 0;
+	size_t k, n = f->n;
+	int d, dims = f->dims;
+
+	memset(row, 0, sizeof *row);
+	centroid(f, b, row->centroid);
+	/* nearest neighbours in parallel, each slot its own entry */
+	#pragma omp parallel for schedule(dynamic, 256) if (n >= util_parallel_min)
+	for (k = 0; k < n; k++)
+		m->nn[k] = sqrt(grid_nearest2(g, f, rp, k));
+	for (k = 0; k < n; k++) {
+		double v[3] = {0, 0, 0}, r[3] = {0, 0, 0}, v2 = 0, rr = 0, sp;
+
+		for (d = 0; d < dims; d++) {
+			v[d] = f->vel[d][k];
+			v2 += v[d] * v[d];
+			r[d] = (double)f->pos[d][k] - row->centroid[d];
+			if (b->mode == BOUNDS_WRAP) { /* nearest image of the offset */
+				if (r[d] > 0.5 * b->len[d])
+					r[d] -= b->len[d];
+				else if (r[d] < -0.5 * b->len[d])
+					r[d] += b->len[d];
+			}
+			rr += r[d] * r[d];
+		}
+		sp = sqrt(v2);
+		speed += sp;
+		r2sum += rr;
+		nnsum += isfinite(m->nn[k]) ? m->nn[k] : 0.0;
+		if (sp > 0.0) {
+			for (d = 0; d < dims; d++)
+				pol[d] += v[d] / sp;
+			/* milling: r_ic x v_i with both unit vectors (Couzin 2002) */
+			if (rr > 0.0) {
+				double ir = 1.0 / sqrt(rr), iv = 1.0 / sp;
+
+				mill[2] += (r[0] * v[1] - r[1] * v[0]) * ir * iv;
+				if (dims == 3) {
+					mill[0] += (r[1] * v[2] - r[2] * v[1]) * ir * iv;
+					mill[1] += (r[2] * v[0] - r[0] * v[2]) * ir * iv;
+				}
+			}
+		}
+	}
+	row->polarization = sqrt(pol[0] * pol[0] + pol[1] * pol[1] + pol[2] * pol[2]) / n;
+	row->milling = sqrt(mill[0] * mill[0] + mill[1] * mill[1] + mill[2] * mill[2]) / n;
+	row->mean_speed = speed / n;
+	row->gyration = sqrt(r2sum / n);
+	row->nn_distance = n > 1 ? nnsum / n : 0.0;
+	row->groups = grid_groups(g, f, rp, rp->r2_max, m->parent);
+}
+
+int metrics_write_header(FILE *fp, int dims)
+{
+	return fprintf(fp, "step,time,polarization,milling,mean_speed,centroid_x,centroid_y%s,"
+		       "gyration,nn_distance,groups\n", dims == 3 ? ",centroid_z" : "") < 0 ? -1 : 0;
+}
+
+int metrics_write_row(FILE *fp, int dims, uint64_t step, double dt,
+		      const struct metrics_row *row)
+{
+	int rc = fprintf(fp, "%llu,%.17g,%.9g,%.9g,%.9g,%.9g,%.9g", (unsigned long long)step,
+			 (double)step * dt, row->polarization, row->milling, row->mean_speed,
+			 row->centroid[0], row->centroid[1]);
+
+	if (rc >= 0 && dims == 3)
+		rc = fprintf(fp, ",%.9g", row->centroid[2]);
+	if (rc >= 0)
+		rc = fprintf(fp, ",%.9g,%.9g,%llu\n", row->gyration, row->nn_distance,
+			     (unsigned long long)row->groups);
+	return rc < 0 ? -1 : 0;
 }

@@ -10,6 +10,7 @@ enum rng_purpose {
 	RNG_INIT_POSITION = 1,
 	RNG_INIT_HEADING = 2,
 	RNG_INIT_SPEED = 3,
+	RNG_NOISE = 4,          /* the models' angular noise, per boid and step */
 };
 
 /* Four independent 32-bit words for (seed, purpose, id, step, index).

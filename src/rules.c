@@ -1,18 +1,29 @@
-/* rules.c: the Reynolds flocking model, every formula in one place.
- * Reynolds, "Flocks, herds and schools: a distributed behavioral model",
- * SIGGRAPH '87; Reynolds, "Steering behaviors for autonomous characters",
- * GDC 1999 (steering = desired velocity - velocity, truncated to max_force). */
+/* rules.c: the models of collective motion, every formula in one place:
+ *  reynolds  Reynolds, "Flocks, herds and schools: a distributed behavioral
+ *            model", SIGGRAPH '87; "Steering behaviors for autonomous
+ *            characters", GDC 1999 (steering = desired - velocity,
+ *            truncated to max_force);
+ *  simple    the widely copied pseudocode boids (velocity += cohesion,
+ *            alignment and separation terms), as in Conrad Parker's notes;
+ *  vicsek    Vicsek et al., Phys. Rev. Lett. 75, 1226 (1995);
+ *  couzin    Couzin et al., J. theor. Biol. 218, 1-11 (2002).
+ * Per-boid arithmetic is in binary64; angles use detmath (no libm). */
 #include "config.h"
 #include "rules.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "detmath.h"
+#include "rng.h"
+
 void rules_params_init(struct rules_params *p, const struct scenario *sc)
 {
 	float r;
+	double s, c;
 
 	memset(p, 0, sizeof *p);
+	p->model = sc->model;
 	p->dims = sc->dims;
 	bounds_init(&p->box, sc);
 	r = (float)sc->r_sep;
@@ -21,7 +32,13 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->r2_ali = r * r;
 	r = (float)sc->r_coh;
 	p->r2_coh = r * r;
-	p->r2_max = fmaxf(p->r2_sep, fmaxf(p->r2_ali, p->r2_coh));
+	p->r2_max = sc->model == MODEL_VICSEK ? p->r2_ali :
+		    fmaxf(p->r2_sep, fmaxf(p->r2_ali, p->r2_coh));
+	p->all_round = sc->view_angle >= 360.0 || sc->model == MODEL_VICSEK;
+	detmath_sincos(sc->view_angle / 2.0 * DETMATH_PI / 180.0, &s, &c);
+	p->cos_half_view = (float)c;
+	p->cos2_half_view = (float)(c * c);
+	p->inv_speed = (float)(1.0 / sc->speed_max);
 	p->w_sep = sc->w_sep;
 	p->w_ali = sc->w_ali;
 	p->w_coh = sc->w_coh;
@@ -31,8 +48,107 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->max_force = sc->max_force;
 	p->has_target = sc->has_target;
 	memcpy(p->target, sc->target, sizeof p->target);
+	p->noise = sc->noise;
+	p->seed = sc->seed;
+	/* A turn of half a circle or more per step is no limit at all. */
+	p->has_turn = sc->max_turn > 0 && sc->max_turn * sc->dt < 180.0 &&
+		      sc->model != MODEL_VICSEK;
+	if (p->has_turn)
+		detmath_sincos(sc->max_turn * sc->dt * DETMATH_PI / 180.0, &p->sin_turn,
+			       &p->cos_turn);
+	detmath_sincos(sc->noise / 2.0, &s, &p->cos_half_noise);
+	integrate_params_init(&p->ip, sc, &p->box);
 }
 
+/* ---- vector helpers (binary64) ---- */
+static double dot3(const double a[3], const double b[3], int dims)
+{
+	double s = 0.0;
+	int k;
+
+	for (k = 0; k < dims; k++)
+		s += a[k] * b[k];
+	return s;
+}
+
+/* Scales v to unit length; returns 0 when v is zero. */
+static int normalize(double v[3], int dims)
+{
+	double n2 = dot3(v, v, dims), inv;
+	int k;
+
+	if (!(n2 > 0.0))
+		return 0;
+	inv = 1.0 / sqrt(n2);
+	for (k = 0; k < dims; k++)
+		v[k] *= inv;
+	return 1;
+}
+
+/* A unit vector perpendicular to unit u (2D: u turned by +90 degrees). */
+static void perpendicular(const double u[3], int dims, double e[3])
+{
+	if (dims == 2) {
+		e[0] = -u[1];
+		e[1] = u[0];
+		e[2] = 0.0;
+		return;
+	}
+	/* Gram-Schmidt against the axis least aligned with u. */
+	if (fabs(u[0]) < 0.9) {
+		e[0] = 1.0 - u[0] * u[0];
+		e[1] = -u[0] * u[1];
+		e[2] = -u[0] * u[2];
+	} else {
+		e[0] = -u[1] * u[0];
+		e[1] = 1.0 - u[1] * u[1];
+		e[2] = -u[1] * u[2];
+	}
+	normalize(e, 3);
+}
+
+/* cos(t) u + sin(t) e(phi), e(phi) the unit vector at angle phi around u:
+ * in 2D e is the perpendicular (phi ignored; the sign of t turns). */
+static void rotate_about(const double u[3], int dims, double c, double s, double phi,
+			 double out[3])
+{
+	double e1[3], e2[3], cp, sp;
+	int k;
+
+	perpendicular(u, dims, e1);
+	if (dims == 2) {
+		for (k = 0; k < 3; k++)
+			out[k] = c * u[k] + s * e1[k];
+		return;
+	}
+	e2[0] = u[1] * e1[2] - u[2] * e1[1];
+	e2[1] = u[2] * e1[0] - u[0] * e1[2];
+	e2[2] = u[0] * e1[1] - u[1] * e1[0];
+	detmath_sincos(phi, &sp, &cp);
+	for (k = 0; k < 3; k++)
+		out[k] = c * u[k] + s * (cp * e1[k] + sp * e2[k]);
+}
+
+void rules_turn(const struct rules_params *p, int dims, const double u[3],
+		const double w[3], double out[3])
+{
+	double perp[3], uw = dot3(u, w, dims);
+	int k;
+
+	if (!p->has_turn || uw >= p->cos_turn) {
+		memcpy(out, w, 3 * sizeof *w);
+		return;
+	}
+	/* Turn by exactly the limit, in the plane of u and w. */
+	for (k = 0; k < 3; k++)
+		perp[k] = k < dims ? w[k] - uw * u[k] : 0.0;
+	if (!normalize(perp, dims))
+		perpendicular(u, dims, perp); /* w opposite u: either way round */
+	for (k = 0; k < 3; k++)
+		out[k] = p->cos_turn * u[k] + p->sin_turn * perp[k];
+}
+
+/* ---- Reynolds ---- */
 void rules_steer(const struct rules_params *p, const double desired[3],
 		 const float vel[3], double force[3])
 {
@@ -71,6 +187,23 @@ static void add_rule(const struct rules_params *p, double w, const double desire
 		acc[k] += w * f[k];
 }
 
+/* Steer-mode walls: inside the margin of a wall, the direction back into
+ * the box along that axis (Reynolds 1999, "containment"); 0 when clear. */
+static int containment(const struct rules_params *p, const float pos[3], double desired[3])
+{
+	int k, near = 0;
+
+	for (k = 0; k < 3; k++)
+		desired[k] = 0.0;
+	for (k = 0; k < p->dims; k++) {
+		if ((double)pos[k] < p->box.lo[k] + p->box.margin)
+			desired[k] = 1.0, near = 1;
+		else if ((double)pos[k] > p->box.hi[k] - p->box.margin)
+			desired[k] = -1.0, near = 1;
+	}
+	return near;
+}
+
 void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 			const float pos[3], const float vel[3], double acc[3])
 {
@@ -103,19 +236,224 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 				(float)(p->target[k] - (double)pos[k]));
 		add_rule(p, p->w_target, desired, vel, acc);
 	}
-	/* Steer-mode walls: inside the margin of a wall, turn back toward the
-	 * box along that axis (Reynolds 1999, "containment"). */
-	if (p->w_bounds != 0.0) {
-		int near = 0;
+	if (p->w_bounds != 0.0 && containment(p, pos, desired))
+		add_rule(p, p->w_bounds, desired, vel, acc);
+}
 
-		for (k = 0; k < p->dims; k++) {
-			desired[k] = 0.0;
-			if ((double)pos[k] < p->box.lo[k] + p->box.margin)
-				desired[k] = 1.0, near = 1;
-			else if ((double)pos[k] > p->box.hi[k] - p->box.margin)
-				desired[k] = -1.0, near = 1;
-		}
+/* ---- simple ---- */
+/* dv/dt = w_coh (mean d) + w_ali (mean v_j - v) + w_sep sum(p_i - p_j)
+ *       + w_target (target - p) + w_bounds (containment direction) */
+static void simple_acceleration(const struct rules_params *p, const struct rules_acc *a,
+				const float pos[3], const float vel[3], double acc[3])
+{
+	double wall[3];
+	int k, near = p->w_bounds != 0.0 && containment(p, pos, wall);
+
+	for (k = 0; k < 3; k++)
+		acc[k] = 0.0;
+	for (k = 0; k < p->dims; k++) {
+		if (a->n_coh > 0)
+			acc[k] += p->w_coh * ((double)a->coh[k] / a->n_coh);
+		if (a->n_ali > 0)
+			acc[k] += p->w_ali * ((double)a->ali[k] / a->n_ali - (double)vel[k]);
+		acc[k] += p->w_sep * (double)a->sep[k];
+		if (p->has_target)
+			acc[k] += p->w_target * bounds_min_image(&p->box, k,
+				(float)(p->target[k] - (double)pos[k]));
 		if (near)
-			add_rule(p, p->w_bounds, desired, vel, acc);
+			acc[k] += p->w_bounds * wall[k];
+	}
+}
+
+/* Velocity models: v' = v + a dt, then the turn limit, then integrate. */
+static void update_velocity_model(const struct rules_params *p, const double acc[3],
+				  const float pos[3], const float vel[3],
+				  float pos_out[3], float vel_out[3])
+{
+	double a[3] = {acc[0], acc[1], acc[2]};
+	int k, dims = p->dims;
+
+	if (p->has_turn) {
+		double u[3] = {0, 0, 0}, w[3] = {0, 0, 0}, t[3], sp = 0;
+
+		for (k = 0; k < dims; k++) {
+			u[k] = vel[k];
+			w[k] = (double)vel[k] + acc[k] * p->ip.dt;
+		}
+		sp = sqrt(dot3(w, w, dims));
+		if (normalize(u, dims) && normalize(w, dims)) {
+			rules_turn(p, dims, u, w, t);
+			/* the acceleration that gives the turned velocity */
+			for (k = 0; k < dims; k++)
+				a[k] = (t[k] * sp - (double)vel[k]) / p->ip.dt;
+		}
+	}
+	integrate_boid(&p->ip, a, pos, vel, pos_out, vel_out);
+}
+
+/* ---- the two noise draws of one boid at one step ---- */
+static void noise_uniforms(const struct rules_params *p, uint32_t id, uint64_t step,
+			   double *u1, double *u2)
+{
+	uint32_t r[4];
+
+	rng_draw4(p->seed, RNG_NOISE, 0, id, step, r);
+	*u1 = 1.0 - rng_unit(r[0], r[1]); /* (0, 1] */
+	*u2 = rng_unit(r[2], r[3]);       /* [0, 1) */
+}
+
+/* A third uniform in [0, 1), independent of the first two. */
+static double noise_third(const struct rules_params *p, uint32_t id, uint64_t step)
+{
+	uint32_t r[4];
+
+	rng_draw4(p->seed, RNG_NOISE, 1, id, step, r);
+	return rng_unit(r[0], r[1]);
+}
+
+/* Constant-speed models: move, store the new heading at speed.max, walls. */
+static void finish_heading(const struct rules_params *p, const double h[3],
+			   const double *move, const float pos[3], float pos_out[3],
+			   float vel_out[3])
+{
+	double x[3] = {0, 0, 0};
+	int k;
+
+	for (k = 0; k < p->dims; k++) {
+		vel_out[k] = (float)(h[k] * p->speed_max);
+		x[k] = (double)pos[k] + move[k] * p->ip.dt;
+	}
+	bounds_apply(&p->box, x, vel_out);
+	for (k = 0; k < p->dims; k++)
+		pos_out[k] = (float)x[k];
+}
+
+/* ---- Vicsek ---- */
+/* theta_i(t+1) = <theta(t)>_r + xi, xi uniform in [-eta/2, eta/2]: the mean
+ * of the unit headings within r, the boid itself included, turned by xi
+ * (in 3D: a direction uniform in the cone of half-angle eta/2 around it).
+ * Eq. (1) of the paper moves the particle with v_i(t), the heading it had
+ * before this update: x_i(t+1) = x_i(t) + v_i(t) dt. */
+static void vicsek_update(const struct rules_params *p, const struct rules_acc *a,
+			  uint32_t id, uint64_t step, const float pos[3], const float vel[3],
+			  float pos_out[3], float vel_out[3])
+{
+	double own[3] = {0, 0, 0}, m[3] = {0, 0, 0}, h[3], move[3] = {0, 0, 0};
+	double u1, u2, s, c;
+	int k, dims = p->dims;
+
+	for (k = 0; k < dims; k++) {
+		own[k] = (double)vel[k] * p->inv_speed;
+		m[k] = (double)a->ali[k] + own[k];
+		move[k] = vel[k];
+	}
+	if (!normalize(m, dims)) {
+		memcpy(m, own, sizeof m);
+		if (!normalize(m, dims))
+			m[0] = 1.0; /* a boid at rest with no neighbours heads along x */
+	}
+	memcpy(h, m, sizeof h);
+	if (p->noise > 0.0) {
+		noise_uniforms(p, id, step, &u1, &u2);
+		if (dims == 2) {
+			detmath_sincos(p->noise * (u2 - 0.5), &s, &c);
+			rotate_about(m, 2, c, s, 0.0, h);
+		} else {
+			/* uniform on the spherical cap: cos theta uniform */
+			c = 1.0 - u1 * (1.0 - p->cos_half_noise);
+			s = sqrt(fmax(0.0, 1.0 - c * c));
+			rotate_about(m, 3, c, s, 2.0 * DETMATH_PI * u2 - DETMATH_PI, h);
+		}
+		normalize(h, dims);
+	}
+	finish_heading(p, h, move, pos, pos_out, vel_out);
+}
+
+/* ---- Couzin ---- */
+/* Repulsion first: d = -sum r_ij/|r_ij| over the zone of repulsion. Else
+ * d_o = sum v_j/|v_j| (zone of orientation), d_a = sum r_ij/|r_ij| (zone of
+ * attraction); both present: d = (d_o/|d_o| + d_a/|d_a|)/2, as in the
+ * paper; one: that one; none: keep the heading. Then the heading is turned
+ * by a Gaussian angle of s.d. sigma (noise) about a random axis, turned
+ * toward d by at most max_turn dt, and the boid moves with the new
+ * velocity: c_i(t+dt) = c_i(t) + v_i(t+dt) dt. */
+static void couzin_update(const struct rules_params *p, const struct rules_acc *a,
+			  uint32_t id, uint64_t step, const float pos[3], const float vel[3],
+			  float pos_out[3], float vel_out[3])
+{
+	double u[3] = {0, 0, 0}, d[3] = {0, 0, 0}, w[3], h[3];
+	int k, dims = p->dims;
+
+	for (k = 0; k < dims; k++)
+		u[k] = vel[k];
+	if (!normalize(u, dims))
+		u[0] = 1.0;
+	if (a->n_sep > 0) {
+		for (k = 0; k < dims; k++)
+			d[k] = -(double)a->sep[k];
+	} else {
+		double o[3] = {0, 0, 0}, at[3] = {0, 0, 0};
+		int has_o = 0, has_a = 0;
+
+		for (k = 0; k < dims; k++) {
+			o[k] = a->ali[k];
+			at[k] = a->coh[k];
+		}
+		if (a->n_ali > 0)
+			has_o = normalize(o, dims);
+		if (a->n_coh > 0)
+			has_a = normalize(at, dims);
+		for (k = 0; k < dims; k++)
+			d[k] = has_o && has_a ? 0.5 * (o[k] + at[k]) : has_o ? o[k] :
+			       has_a ? at[k] : u[k];
+	}
+	if (!normalize(d, dims))
+		memcpy(d, u, sizeof d);
+	memcpy(w, d, sizeof w);
+	if (p->noise > 0.0) {
+		double u1, u2, g, s, c;
+
+		noise_uniforms(p, id, step, &u1, &u2);
+		g = p->noise * detmath_normal(u1, u2);
+		/* the same rotation for angles that differ by whole turns */
+		g = fmod(g, 2.0 * DETMATH_PI);
+		if (g > DETMATH_PI)
+			g -= 2.0 * DETMATH_PI;
+		else if (g < -DETMATH_PI)
+			g += 2.0 * DETMATH_PI;
+		detmath_sincos(dims == 2 ? g : fabs(g), &s, &c);
+		/* 3D: the axis of the turn, uniform around d, from a second draw */
+		rotate_about(d, dims, c, s, dims == 2 ? 0.0 :
+			     2.0 * DETMATH_PI * noise_third(p, id, step) - DETMATH_PI, w);
+		normalize(w, dims);
+	}
+	rules_turn(p, dims, u, w, h);
+	normalize(h, dims);
+	for (k = 0; k < dims; k++)
+		d[k] = h[k] * p->speed_max;
+	finish_heading(p, h, d, pos, pos_out, vel_out);
+}
+
+void rules_update(const struct rules_params *p, const struct rules_acc *a, uint32_t id,
+		  uint64_t step, const float pos[3], const float vel[3], float pos_out[3],
+		  float vel_out[3])
+{
+	double acc[3];
+
+	switch (p->model) {
+	case MODEL_REYNOLDS:
+		rules_acceleration(p, a, pos, vel, acc);
+		update_velocity_model(p, acc, pos, vel, pos_out, vel_out);
+		break;
+	case MODEL_SIMPLE:
+		simple_acceleration(p, a, pos, vel, acc);
+		update_velocity_model(p, acc, pos, vel, pos_out, vel_out);
+		break;
+	case MODEL_VICSEK:
+		vicsek_update(p, a, id, step, pos, vel, pos_out, vel_out);
+		break;
+	case MODEL_COUZIN:
+		couzin_update(p, a, id, step, pos, vel, pos_out, vel_out);
+		break;
 	}
 }

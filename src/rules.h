@@ -1,26 +1,44 @@
-/* rules.h: the Reynolds steering rules: per-neighbour accumulation (inline,
- * called from the neighbour loops) and the per-boid steering forces. */
+/* rules.h: the models of collective motion: per-neighbour accumulation
+ * (inline, called from the neighbour loops) and the per-boid update. The
+ * formulas are all in rules.c. */
 #ifndef BOIDSIM_RULES_H
 #define BOIDSIM_RULES_H
 
+#include <math.h>
 #include <stdint.h>
 #include "bounds.h"
+#include "integrate.h"
 #include "scenario.h"
 
 struct rules_params {
+	enum model_kind model;
 	int dims;
 	struct bounds box;
 	/* Squared radii in binary32: "within r" means |d|^2 <= r^2 computed
 	 * in binary32, so a neighbour exactly at the radius counts. */
 	float r2_sep, r2_ali, r2_coh, r2_max;
+	/* Field of view: a neighbour is seen when the angle between the boid's
+	 * heading and the direction to it is at most view_angle/2. */
+	int all_round;
+	float cos_half_view, cos2_half_view;
+	float inv_speed;            /* 1/speed.max: unit headings of constant-speed models */
 	double w_sep, w_ali, w_coh, w_target, w_bounds;
 	double speed_max, max_force;
 	int has_target;
 	double target[3];
+	double noise;
+	uint64_t seed;
+	/* Turn limit per step: cos and sin of max_turn * dt (has_turn = 0: none). */
+	int has_turn;
+	double cos_turn, sin_turn;
+	/* Vicsek in 3D: the cosine of the noise cone's half-angle. */
+	double cos_half_noise;
+	struct integrate_params ip;
 };
 
 /* What one boid gathers from its neighbours. Sums run in binary32 in the
- * order the neighbour loop visits them, which depends on the data only. */
+ * order the neighbour loop visits them, which depends on the data only.
+ * What each sum holds depends on the model (rules.c). */
 struct rules_acc {
 	float sep[3], ali[3], coh[3];
 	uint32_t n_sep, n_ali, n_coh;
@@ -33,43 +51,113 @@ static inline void rules_acc_init(struct rules_acc *a)
 	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0};
 }
 
+/* Whether a neighbour at d (d2 = |d|^2) is inside the field of view of a
+ * boid heading along vi (not necessarily unit; zero sees all round). */
+static inline int rules_sees(const struct rules_params *p, const float d[3], float d2,
+			     const float vi[3], float vi2)
+{
+	float dot = 0.0f;
+	int k;
+
+	if (p->all_round || vi2 == 0.0f)
+		return 1;
+	for (k = 0; k < p->dims; k++)
+		dot += d[k] * vi[k];
+	/* dot >= |d||vi| cos(a/2), squared to avoid two square roots */
+	if (p->cos_half_view >= 0.0f)
+		return dot >= 0.0f && dot * dot >= p->cos2_half_view * d2 * vi2;
+	return dot >= 0.0f || dot * dot <= p->cos2_half_view * d2 * vi2;
+}
+
 /* Neighbour j seen from boid i: d = p_j - p_i (minimum image), d2 = |d|^2,
- * v = v_j. Reynolds (1987), "Flocks, herds and schools", section 4:
- * separation pushes along p_i - p_j weighted by 1/|d| (so the sum of
- * (p_i - p_j)/|d|^2), alignment averages v_j, cohesion averages d.
- * Coincident boids (d2 == 0) give separation no direction and are skipped
- * by it; they still count for alignment and cohesion. */
+ * vj = v_j; vi, vi2: boid i's velocity and its square, for the field of
+ * view. Which sum a neighbour enters is the model's (rules.c, section
+ * "Neighbours"); coincident boids (d2 == 0) give no direction and are
+ * skipped by the rules that need one. */
 static inline void rules_acc_add(struct rules_acc *a, const struct rules_params *p,
-				 const float d[3], float d2, const float v[3])
+				 const float d[3], float d2, const float vj[3],
+				 const float vi[3], float vi2)
 {
 	int k;
 
-	if (d2 <= p->r2_sep && d2 > 0.0f) {
-		for (k = 0; k < p->dims; k++)
-			a->sep[k] -= d[k] / d2;
-		a->n_sep++;
-	}
-	if (d2 <= p->r2_ali) {
-		for (k = 0; k < p->dims; k++)
-			a->ali[k] += v[k];
-		a->n_ali++;
-	}
-	if (d2 <= p->r2_coh) {
-		for (k = 0; k < p->dims; k++)
-			a->coh[k] += d[k];
-		a->n_coh++;
+	if (!rules_sees(p, d, d2, vi, vi2))
+		return;
+	switch (p->model) {
+	case MODEL_REYNOLDS:
+	case MODEL_SIMPLE:
+		/* Reynolds (1987) section 4: separation along p_i - p_j weighted
+		 * by 1/|d| (so the sum of (p_i - p_j)/|d|^2), alignment averages
+		 * v_j, cohesion averages d. The pseudocode boids (simple) sum
+		 * p_i - p_j unweighted. */
+		if (d2 <= p->r2_sep && (d2 > 0.0f || p->model == MODEL_SIMPLE)) {
+			for (k = 0; k < p->dims; k++)
+				a->sep[k] -= p->model == MODEL_SIMPLE ? d[k] : d[k] / d2;
+			a->n_sep++;
+		}
+		if (d2 <= p->r2_ali) {
+			for (k = 0; k < p->dims; k++)
+				a->ali[k] += vj[k];
+			a->n_ali++;
+		}
+		if (d2 <= p->r2_coh) {
+			for (k = 0; k < p->dims; k++)
+				a->coh[k] += d[k];
+			a->n_coh++;
+		}
+		break;
+	case MODEL_VICSEK:
+		/* Vicsek et al. (1995): the headings of all within r. */
+		if (d2 <= p->r2_ali) {
+			for (k = 0; k < p->dims; k++)
+				a->ali[k] += vj[k] * p->inv_speed;
+			a->n_ali++;
+		}
+		break;
+	case MODEL_COUZIN:
+		/* Couzin et al. (2002): three exclusive zones; repulsion and
+		 * attraction sum unit directions, orientation unit headings. */
+		if (d2 == 0.0f) {
+			break;
+		} else if (d2 <= p->r2_sep) {
+			float inv = 1.0f / sqrtf(d2);
+
+			for (k = 0; k < p->dims; k++)
+				a->sep[k] += d[k] * inv;
+			a->n_sep++;
+		} else if (d2 <= p->r2_ali) {
+			for (k = 0; k < p->dims; k++)
+				a->ali[k] += vj[k] * p->inv_speed;
+			a->n_ali++;
+		} else if (d2 <= p->r2_coh) {
+			float inv = 1.0f / sqrtf(d2);
+
+			for (k = 0; k < p->dims; k++)
+				a->coh[k] += d[k] * inv;
+			a->n_coh++;
+		}
+		break;
 	}
 }
 
-/* Acceleration of a boid at pos with velocity vel from its accumulated
- * neighbourhood: the weighted sum of the steering forces. */
+/* The new position and velocity of one boid (slot k holds boid id at the
+ * given step) from its accumulated neighbourhood. */
+void rules_update(const struct rules_params *p, const struct rules_acc *a, uint32_t id,
+		  uint64_t step, const float pos[3], const float vel[3], float pos_out[3],
+		  float vel_out[3]);
+
+/* Reynolds' acceleration: the weighted sum of the steering forces.
+ * Exposed for the tests. */
 void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 			const float pos[3], const float vel[3], double acc[3]);
 
 /* Reynolds' steering: desired direction scaled to speed.max, minus the
- * velocity, limited to max_force; zero when desired is zero. Exposed for
- * the tests. */
+ * velocity, limited to max_force; zero when desired is zero. */
 void rules_steer(const struct rules_params *p, const double desired[3],
 		 const float vel[3], double force[3]);
+
+/* Turns unit vector u toward unit vector w by at most the turn limit;
+ * writes the result (unit) to out. */
+void rules_turn(const struct rules_params *p, int dims, const double u[3],
+		const double w[3], double out[3]);
 
 #endif

@@ -38,7 +38,25 @@ static const struct skey ROOT_KEYS[] = {
 	{"steps", NULL}, {"dt", NULL}, {"seed", NULL},
 	{"radii", RADII_KEYS}, {"weights", WEIGHT_KEYS}, {"speed", SPEED_KEYS},
 	{"max_force", NULL}, {"bounds", BOUNDS_KEYS}, {"target", TARGET_KEYS},
-	{"output", OUTPUT_KEYS}, {NULL, NULL}};
+	{"output", OUTPUT_KEYS}, {"model", NULL}, {"noise", NULL}, {"view_angle", NULL},
+	{"max_turn", NULL}, {NULL, NULL}};
+
+static const char *const MODEL_NAMES[] = {"reynolds", "simple", "vicsek", "couzin"};
+
+/* The keys each model ignores, so that giving one is reported. */
+static const char *const UNUSED_REYNOLDS[] = {"noise", NULL};
+static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", NULL};
+static const char *const UNUSED_VICSEK[] = {
+	"radii.separation", "radii.cohesion", "weights", "max_force", "speed.min",
+	"view_angle", "max_turn", "target", NULL};
+static const char *const UNUSED_COUZIN[] = {"weights", "max_force", "speed.min", "target", NULL};
+static const char *const *const UNUSED[] = {
+	UNUSED_REYNOLDS, UNUSED_SIMPLE, UNUSED_VICSEK, UNUSED_COUZIN};
+
+const char *scenario_model_name(enum model_kind m)
+{
+	return MODEL_NAMES[m];
+}
 
 static const char *const MODE_NAMES[] = {"wrap", "reflect", "steer", "none"};
 
@@ -435,6 +453,45 @@ static int parse_mode(const struct ctx *c, const cJSON *root, enum bounds_mode *
 	return -1;
 }
 
+static int parse_model(const struct ctx *c, const cJSON *root, enum model_kind *m)
+{
+	const cJSON *n = lookup(root, "model");
+	size_t i;
+
+	*m = MODEL_REYNOLDS;
+	if (n == NULL)
+		return 0;
+	if (cJSON_IsString(n))
+		for (i = 0; i < sizeof MODEL_NAMES / sizeof MODEL_NAMES[0]; i++)
+			if (strcmp(n->valuestring, MODEL_NAMES[i]) == 0) {
+				*m = (enum model_kind)i;
+				return 0;
+			}
+	fail(c, "model", "expected one of \"reynolds\", \"simple\", \"vicsek\", \"couzin\"");
+	return -1;
+}
+
+/* One note for each key given that the model ignores. */
+static int note_unused(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const char *const *k;
+
+	for (k = UNUSED[sc->model]; *k; k++) {
+		char note[256];
+
+		if (lookup(root, *k) == NULL || sc->n_notes == SCENARIO_NOTES_MAX)
+			continue;
+		snprintf(note, sizeof note, "%s: %s: not used by model %s", c->file, *k,
+			 MODEL_NAMES[sc->model]);
+		if (!(sc->notes[sc->n_notes] = strdup(note))) {
+			util_err_set(c->err, "out of memory");
+			return -1;
+		}
+		sc->n_notes++;
+	}
+	return 0;
+}
+
 static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const double VM = SCENARIO_VALUE_MAX;
@@ -475,6 +532,16 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	    parse_mode(c, root, &sc->mode))
 		return -1;
 	sc->compression = (int)level;
+	if (parse_model(c, root, &sc->model) ||
+	    read_real(c, root, "noise", 0, 0, 2 * 3.14159265358979323846, 0.0, &sc->noise) ||
+	    read_real(c, root, "view_angle", 0, 1, 360, 360, &sc->view_angle) ||
+	    read_real(c, root, "max_turn", 0, 1, VM, 0.0, &sc->max_turn))
+		return -1;
+	if (sc->mode == BOUNDS_STEER && (sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN)) {
+		fail(c, "bounds.mode", "steer needs a model with forces (reynolds or simple); "
+		     "model %s moves at constant speed", MODEL_NAMES[sc->model]);
+		return -1;
+	}
 	if (sc->speed_min > sc->speed_max) {
 		fail(c, "speed.min", "must not exceed speed.max (%g)", sc->speed_max);
 		return -1;
@@ -532,6 +599,8 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		     phys / 1073741824.0);
 		return -1;
 	}
+	if (note_unused(c, root, sc) != 0)
+		return -1;
 	n = lookup(root, "description");
 	if (n) {
 		sc->description = strdup(n->valuestring);
@@ -720,6 +789,25 @@ static cJSON *vec_json(const double *v, int dims)
 	return cJSON_CreateDoubleArray(v, dims);
 }
 
+/* Whether model m reads the key at path (or anything under it). */
+static int model_uses(enum model_kind m, const char *path)
+{
+	const char *const *k;
+
+	for (k = UNUSED[m]; *k; k++)
+		if (path_has_prefix(path, *k, strlen(*k)))
+			return 0;
+	return 1;
+}
+
+static void add_used(const struct scenario *sc, cJSON *o, const char *path, double v)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (model_uses(sc->model, path))
+		cJSON_AddNumberToObject(o, dot ? dot + 1 : path, v);
+}
+
 char *scenario_to_json(const struct scenario *sc)
 {
 	cJSON *root = cJSON_CreateObject(), *o;
@@ -730,6 +818,7 @@ char *scenario_to_json(const struct scenario *sc)
 		return NULL;
 	if (sc->description)
 		cJSON_AddStringToObject(root, "description", sc->description);
+	cJSON_AddStringToObject(root, "model", MODEL_NAMES[sc->model]);
 	cJSON_AddNumberToObject(root, "dimensions", sc->dims);
 	cJSON_AddNumberToObject(root, "count", (double)sc->count);
 	cJSON_AddNumberToObject(root, "steps", (double)sc->steps);
@@ -741,29 +830,36 @@ char *scenario_to_json(const struct scenario *sc)
 		snprintf(seed, sizeof seed, "%" PRIu64, sc->seed);
 		cJSON_AddStringToObject(root, "seed", seed);
 	}
+	/* Only what the model uses: the effective scenario says what mattered. */
 	o = cJSON_AddObjectToObject(root, "radii");
-	cJSON_AddNumberToObject(o, "separation", sc->r_sep);
-	cJSON_AddNumberToObject(o, "alignment", sc->r_ali);
-	cJSON_AddNumberToObject(o, "cohesion", sc->r_coh);
-	o = cJSON_AddObjectToObject(root, "weights");
-	cJSON_AddNumberToObject(o, "separation", sc->w_sep);
-	cJSON_AddNumberToObject(o, "alignment", sc->w_ali);
-	cJSON_AddNumberToObject(o, "cohesion", sc->w_coh);
-	cJSON_AddNumberToObject(o, "target", sc->w_target);
-	cJSON_AddNumberToObject(o, "bounds", sc->w_bounds);
+	add_used(sc, o, "radii.separation", sc->r_sep);
+	add_used(sc, o, "radii.alignment", sc->r_ali);
+	add_used(sc, o, "radii.cohesion", sc->r_coh);
+	if (model_uses(sc->model, "weights")) {
+		o = cJSON_AddObjectToObject(root, "weights");
+		add_used(sc, o, "weights.separation", sc->w_sep);
+		add_used(sc, o, "weights.alignment", sc->w_ali);
+		add_used(sc, o, "weights.cohesion", sc->w_coh);
+		add_used(sc, o, "weights.target", sc->w_target);
+		add_used(sc, o, "weights.bounds", sc->w_bounds);
+	}
 	o = cJSON_AddObjectToObject(root, "speed");
-	cJSON_AddNumberToObject(o, "min", sc->speed_min);
-	cJSON_AddNumberToObject(o, "max", sc->speed_max);
-	cJSON_AddNumberToObject(root, "max_force", sc->max_force);
+	add_used(sc, o, "speed.min", sc->speed_min);
+	add_used(sc, o, "speed.max", sc->speed_max);
+	add_used(sc, root, "max_force", sc->max_force);
 	o = cJSON_AddObjectToObject(root, "bounds");
 	cJSON_AddItemToObject(o, "min", vec_json(sc->bmin, sc->dims));
 	cJSON_AddItemToObject(o, "max", vec_json(sc->bmax, sc->dims));
 	cJSON_AddStringToObject(o, "mode", MODE_NAMES[sc->mode]);
 	cJSON_AddNumberToObject(o, "margin", sc->margin);
-	if (sc->has_target) {
+	if (sc->has_target && model_uses(sc->model, "target")) {
 		o = cJSON_AddObjectToObject(root, "target");
 		cJSON_AddItemToObject(o, "position", vec_json(sc->target, sc->dims));
 	}
+	add_used(sc, root, "noise", sc->noise);
+	add_used(sc, root, "view_angle", sc->view_angle);
+	if (sc->max_turn > 0)
+		add_used(sc, root, "max_turn", sc->max_turn);
 	o = cJSON_AddObjectToObject(root, "output");
 	cJSON_AddNumberToObject(o, "every", (double)sc->every);
 	cJSON_AddNumberToObject(o, "compression", sc->compression);
@@ -774,13 +870,21 @@ char *scenario_to_json(const struct scenario *sc)
 
 void scenario_free(struct scenario *sc)
 {
+	int i;
+
 	free(sc->description);
 	sc->description = NULL;
+	for (i = 0; i < sc->n_notes; i++)
+		free(sc->notes[i]);
+	sc->n_notes = 0;
 }
 
 double scenario_max_radius(const struct scenario *sc)
 {
 	double r = sc->r_sep;
+
+	if (sc->model == MODEL_VICSEK)
+		return sc->r_ali;
 
 	if (sc->r_ali > r)
 		r = sc->r_ali;

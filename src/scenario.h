@@ -20,6 +20,10 @@
 
 enum bounds_mode { BOUNDS_WRAP = 0, BOUNDS_REFLECT, BOUNDS_STEER, BOUNDS_NONE };
 
+/* The models of collective motion (boidsim-scenario(5), THE MODELS). */
+enum model_kind { MODEL_REYNOLDS = 0, MODEL_SIMPLE, MODEL_VICSEK, MODEL_COUZIN };
+#define SCENARIO_NOTES_MAX 16
+
 struct scenario {
 	int dims;                 /* 2 or 3 */
 	uint64_t count;
@@ -38,6 +42,14 @@ struct scenario {
 	uint64_t every;
 	int compression;          /* zlib level of binary frames, 0 = stored */
 	char *description;        /* free text, may be NULL */
+	enum model_kind model;
+	double noise;             /* radians: Vicsek's eta (full width), Couzin's sigma */
+	double view_angle;        /* degrees, (0, 360]; 360 sees all round */
+	double max_turn;          /* degrees per unit time; 0 = unlimited */
+	/* Keys given that the model does not use, one note each, for the
+	 * caller to report (a sweep over such a key would change nothing). */
+	char *notes[SCENARIO_NOTES_MAX];
+	int n_notes;
 };
 
 /* A command-line override "dotted.path=value"; value is JSON, or a bare
@@ -62,6 +74,7 @@ char *scenario_to_json(const struct scenario *sc);
 void scenario_free(struct scenario *sc);
 
 const char *scenario_mode_name(enum bounds_mode m);
+const char *scenario_model_name(enum model_kind m);
 
 /* The largest interaction radius, which sets the grid's cell size. */
 double scenario_max_radius(const struct scenario *sc);

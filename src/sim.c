@@ -12,7 +12,6 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	s->sc = sc;
 	s->search = search;
 	rules_params_init(&s->rp, sc);
-	integrate_params_init(&s->ip, sc, &s->rp.box);
 	if (flock_init(&s->flock, sc, err) != 0)
 		return -1;
 	if (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.n, err) != 0) {
@@ -35,9 +34,9 @@ void sim_step(struct sim *s)
 {
 	if (s->search == SIM_GRID) {
 		grid_build(&s->grid, &s->flock);
-		grid_step(&s->grid, &s->flock, &s->rp, &s->ip);
+		grid_step(&s->grid, &s->flock, &s->rp, s->step);
 	} else {
-		brute_step(&s->flock, &s->rp, &s->ip);
+		brute_step(&s->flock, &s->rp, s->step);
 	}
 	flock_swap(&s->flock, 0);
 	s->step++;
@@ -92,4 +91,17 @@ int sim_check(struct sim *s, struct util_err *err)
 		}
 	}
 	return 0;
+}
+
+void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
+{
+	/* A grid for the current positions. The order it leaves is a function
+	 * of the state, the same the next step would make, so measuring
+	 * changes no result. Brute force keeps its slot order untouched. */
+	if (s->search == SIM_GRID) {
+		grid_build(&s->grid, &s->flock);
+		metrics_compute(m, &s->flock, &s->grid, &s->rp, row);
+	} else {
+		metrics_compute(m, &s->flock, NULL, &s->rp, row);
+	}
 }

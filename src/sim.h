@@ -5,20 +5,19 @@
 #include <stdint.h>
 #include "flock.h"
 #include "grid.h"
-#include "integrate.h"
+#include "metrics.h"
 #include "rules.h"
 #include "scenario.h"
 #include "util.h"
 
 enum sim_search { SIM_GRID = 0, SIM_BRUTE };
 
-/* Not copyable: ip points into rp. */
+/* Not copyable: rp.ip points into rp. */
 struct sim {
 	const struct scenario *sc;
 	struct flock flock;
 	struct grid grid;
 	struct rules_params rp;
-	struct integrate_params ip;
 	enum sim_search search;
 	uint64_t step;
 	unsigned char *seen; /* scratch for sim_check */
@@ -37,5 +36,8 @@ void sim_step(struct sim *s);
  * reflect. Returns 0, or -1 naming the first violation. */
 #define SIM_SPEED_TOL 1e-6
 int sim_check(struct sim *s, struct util_err *err);
+
+/* The order parameters of the current state (metrics.h). */
+void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row);
 
 #endif

@@ -19,9 +19,10 @@ static void params(const char *text, struct scenario *sc, struct rules_params *r
 static void add(struct rules_acc *a, const struct rules_params *rp, float dx, float dy,
 		float dz, float vx, float vy, float vz)
 {
-	float d[3] = {dx, dy, dz}, v[3] = {vx, vy, vz};
+	float d[3] = {dx, dy, dz}, v[3] = {vx, vy, vz}, still[3] = {0, 0, 0};
 
-	rules_acc_add(a, rp, d, dx * dx + dy * dy + dz * dz, v);
+	/* a boid standing still sees all round */
+	rules_acc_add(a, rp, d, dx * dx + dy * dy + dz * dz, v, still, 0.0f);
 }
 
 START_TEST(test_separation_one_neighbour)

@@ -1,0 +1,66 @@
+/* detmath.c: deterministic sin, cos and log from + - * / and sqrt only.
+ * Every operation is IEEE-754 correctly rounded and the order is fixed, so
+ * the results are identical wherever boidsim runs. Used only for noise and
+ * turning angles, where a last-bit difference from libm does not matter but
+ * a difference between machines would. */
+#include "config.h"
+#include "detmath.h"
+
+#include <math.h>
+
+/* Taylor series of sin and cos for |y| <= 1 (Abramowitz & Stegun 4.3.65,
+ * 4.3.66), Horner form, terms to y^17 and y^18: truncation below 1e-17. */
+static void sincos_small(double y, double *s, double *c)
+{
+	double y2 = y * y;
+
+	*s = y * (1.0 + y2 * (-1.0 / 6 + y2 * (1.0 / 120 + y2 * (-1.0 / 5040 +
+	     y2 * (1.0 / 362880 + y2 * (-1.0 / 39916800 + y2 * (1.0 / 6227020800.0 +
+	     y2 * (-1.0 / 1307674368000.0 + y2 * (1.0 / 355687428096000.0)))))))));
+	*c = 1.0 + y2 * (-0.5 + y2 * (1.0 / 24 + y2 * (-1.0 / 720 + y2 * (1.0 / 40320 +
+	     y2 * (-1.0 / 3628800 + y2 * (1.0 / 479001600 + y2 * (-1.0 / 87178291200.0 +
+	     y2 * (1.0 / 20922789888000.0 + y2 * (-1.0 / 6402373705728000.0)))))))));
+}
+
+void detmath_sincos(double x, double *s, double *c)
+{
+	double sh, ch;
+
+	/* Halve twice (exact), then the double-angle formulas twice. */
+	sincos_small(x * 0.25, &sh, &ch);
+	*s = 2.0 * sh * ch;
+	*c = (ch - sh) * (ch + sh);
+	sh = *s;
+	ch = *c;
+	*s = 2.0 * sh * ch;
+	*c = (ch - sh) * (ch + sh);
+}
+
+double detmath_log(double x)
+{
+	/* x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(z),
+	 * z = (m - 1)/(m + 1), |z| <= 0.1716, series to z^27. */
+	static const double LN2 = 0.693147180559945309417;
+	double m, z, z2, sum;
+	int e, k;
+
+	m = frexp(x, &e);
+	if (m < 0.70710678118654752440) {
+		m *= 2.0;
+		e--;
+	}
+	z = (m - 1.0) / (m + 1.0);
+	z2 = z * z;
+	sum = 0.0;
+	for (k = 27; k >= 3; k -= 2)
+		sum = (sum + 1.0 / k) * z2;
+	return 2.0 * z * (1.0 + sum) + e * LN2;
+}
+
+double detmath_normal(double u1, double u2)
+{
+	double s, c;
+
+	detmath_sincos(2.0 * DETMATH_PI * u2 - DETMATH_PI, &s, &c);
+	return sqrt(-2.0 * detmath_log(u1)) * c;
+}

@@ -1,0 +1,19 @@
+/* detmath.h: the few elementary functions the update path needs, evaluated
+ * with a fixed sequence of IEEE operations so they give the same bits on
+ * every CPU and C library (libm may pick FMA variants at run time). */
+#ifndef BOIDSIM_DETMATH_H
+#define BOIDSIM_DETMATH_H
+
+/* sin and cos of x for |x| <= 4 (radians), to within 1e-15 absolute. */
+void detmath_sincos(double x, double *s, double *c);
+
+/* Natural logarithm of x > 0, to within 4e-16 relative. */
+double detmath_log(double x);
+
+/* A standard normal deviate from two uniforms u1 in (0, 1], u2 in [0, 1)
+ * (Box-Muller). */
+double detmath_normal(double u1, double u2);
+
+#define DETMATH_PI 3.14159265358979323846
+
+#endif

@@ -1,0 +1,336 @@
+/* check_models.c: the models against the papers' qualitative results,
+ * the field of view and turn limit, deterministic maths, and the metrics
+ * on configurations whose values are known. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "check_suites.h"
+#include "detmath.h"
+#include "metrics.h"
+#include "rules.h"
+#include "sim.h"
+
+/* Polarization (and milling) at the end of a run of a scenario file with
+ * up to five overrides (NULL-terminated). */
+static double run_file(const char *file, const char *const *over, double *milling)
+{
+	struct scenario sc;
+	struct sim s;
+	struct metrics m;
+	struct metrics_row row;
+	struct util_err err = {{0}};
+	struct scenario_override ov[5];
+	uint64_t t;
+	int n = 0;
+
+	for (; over[n] && n < 5; n++) {
+		ov[n].text = over[n];
+		ov[n].label = NULL;
+	}
+	ck_assert_msg(scenario_load_file(test_srcfile(file), ov, n, &sc, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(metrics_init(&m, s.flock.n, &err), 0);
+	for (t = 0; t < sc.steps; t++)
+		sim_step(&s);
+	ck_assert_msg(sim_check(&s, &err) == 0, "%s", err.msg);
+	sim_measure(&s, &m, &row);
+	if (milling)
+		*milling = row.milling;
+	metrics_free(&m);
+	sim_free(&s);
+	scenario_free(&sc);
+	return row.polarization;
+}
+
+/* Vicsek et al. (1995) fig. 2(a), N = 400, density 4: ordered without
+ * noise, disordered at eta = 2 pi (random headings give 0.886/sqrt(N) =
+ * 0.044 on average). */
+#define RUN(file, milling, ...) run_file(file, (const char *const[]){__VA_ARGS__, NULL}, milling)
+#define VICSEK "scenarios/models/vicsek.json"
+#define COUZIN "scenarios/models/couzin.json"
+
+START_TEST(test_vicsek_order_disorder)
+{
+	double low = RUN(VICSEK, NULL, "noise=0", "steps=600");
+	double high = RUN(VICSEK, NULL, "noise=6.283185307179586", "steps=600");
+	double mid = RUN(VICSEK, NULL, "noise=2", "steps=600");
+
+	ck_assert_msg(low > 0.9, "v_a at eta = 0 is %g", low);
+	ck_assert_msg(high < 0.2, "v_a at eta = 2 pi is %g", high);
+	ck_assert_msg(mid > high + 0.3 && mid < low, "v_a at eta = 2 is %g", mid);
+}
+END_TEST
+
+/* In 3D (noise as a cone) the same: ordered at low noise, not at full. */
+START_TEST(test_vicsek_3d)
+{
+	double low = RUN(VICSEK, NULL, "dimensions=3", "bounds.min=[0,0,0]", "bounds.max=[5,5,5]",
+			 "noise=0.3", "steps=400");
+	double high = RUN(VICSEK, NULL, "dimensions=3", "bounds.min=[0,0,0]", "bounds.max=[5,5,5]",
+			  "noise=6.283185307179586", "steps=400");
+
+	ck_assert_msg(low > 0.8, "3D v_a at eta = 0.3 is %g", low);
+	ck_assert_msg(high < 0.2, "3D v_a at eta = 2 pi is %g", high);
+}
+END_TEST
+
+/* Couzin et al. (2002) fig. 2: with the paper's parameters, Delta r_o = 0
+ * gives a swarm, 1 a torus (milling), 7 a highly parallel group. */
+START_TEST(test_couzin_phases)
+{
+	double m_swarm, m_torus, m_par;
+	double p_swarm = RUN(COUZIN, &m_swarm, "radii.alignment=1", "steps=2000");
+	double p_torus = RUN(COUZIN, &m_torus, "radii.alignment=2", "steps=2000");
+	double p_par = RUN(COUZIN, &m_par, "radii.alignment=8", "steps=2000");
+
+	ck_assert_msg(p_swarm < 0.4 && m_swarm < 0.4, "swarm: p %g m %g", p_swarm, m_swarm);
+	ck_assert_msg(m_torus > 0.6 && p_torus < 0.4, "torus: p %g m %g", p_torus, m_torus);
+	ck_assert_msg(p_par > 0.9 && m_par < 0.3, "parallel: p %g m %g", p_par, m_par);
+}
+END_TEST
+
+/* The simple model's pull is linear in the offsets. */
+START_TEST(test_simple_model_terms)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {5, 5, 0}, vel[3] = {0.5f, 0, 0}, still[3] = {0, 0, 0};
+	float d1[3] = {1, 0, 0}, v1[3] = {0, 0.5f, 0}, po[3], vo[3];
+
+	load_ok("{\"model\": \"simple\", \"count\": 2, \"steps\": 1, \"dt\": 1,"
+		"\"radii\": {\"separation\": 2, \"alignment\": 2, \"cohesion\": 2},"
+		"\"weights\": {\"separation\": 0.05, \"alignment\": 0.125, \"cohesion\": 0.25},"
+		"\"speed\": {\"max\": 10}, \"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}", &sc);
+	rules_params_init(&rp, &sc);
+	rules_acc_init(&a);
+	rules_acc_add(&a, &rp, d1, 1.0f, v1, still, 0.0f);
+	rules_update(&rp, &a, 0, 0, pos, vel, po, vo);
+	/* dv = 0.25 (1, 0) + 0.125 ((0, 0.5) - (0.5, 0)) + 0.05 (-1, 0) */
+	ck_assert_float_eq_tol(vo[0], 0.5f + 0.25f - 0.0625f - 0.05f, 1e-6f);
+	ck_assert_float_eq_tol(vo[1], 0.0625f, 1e-6f);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* A neighbour behind the boid, outside a 180-degree view, is not seen;
+ * one ahead is. */
+START_TEST(test_field_of_view)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float vi[3] = {1, 0, 0}, ahead[3] = {1, 0.5f, 0}, behind[3] = {-1, 0.2f, 0};
+	float side[3] = {-0.01f, 1, 0}, v[3] = {0, 1, 0};
+
+	load_ok("{\"count\": 2, \"steps\": 1, \"view_angle\": 180,"
+		"\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}", &sc);
+	rules_params_init(&rp, &sc);
+	rules_acc_init(&a);
+	rules_acc_add(&a, &rp, behind, 1.04f, v, vi, 1.0f);
+	ck_assert_uint_eq(a.n_ali, 0);
+	rules_acc_add(&a, &rp, side, 1.0001f, v, vi, 1.0f);
+	ck_assert_uint_eq(a.n_ali, 0);
+	rules_acc_add(&a, &rp, ahead, 1.25f, v, vi, 1.0f);
+	ck_assert_uint_eq(a.n_ali, 1);
+	scenario_free(&sc);
+	/* 300 degrees: blind only in a 60-degree cone straight behind */
+	load_ok("{\"count\": 2, \"steps\": 1, \"view_angle\": 300,"
+		"\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}", &sc);
+	rules_params_init(&rp, &sc);
+	rules_acc_init(&a);
+	rules_acc_add(&a, &rp, behind, 1.04f, v, vi, 1.0f);
+	ck_assert_uint_eq(a.n_ali, 0);
+	rules_acc_add(&a, &rp, side, 1.0001f, v, vi, 1.0f);
+	ck_assert_uint_eq(a.n_ali, 1);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* No boid turns more than max_turn * dt in one step (Reynolds, 2D and 3D,
+ * and Couzin), over a whole run. */
+START_TEST(test_turn_limit)
+{
+	static const char *const CASES[] = {
+		"{\"count\": 300, \"steps\": 40, \"max_turn\": 10, \"max_force\": 1,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [15, 15]}}",
+		"{\"dimensions\": 3, \"count\": 300, \"steps\": 40, \"max_turn\": 5, \"dt\": 0.5,"
+		" \"max_force\": 1, \"bounds\": {\"min\": [0, 0, 0], \"max\": [8, 8, 8],"
+		" \"mode\": \"reflect\"}}",
+		"{\"model\": \"couzin\", \"count\": 200, \"steps\": 40, \"max_turn\": 40,"
+		" \"dt\": 0.1, \"noise\": 0.5, \"speed\": {\"max\": 3},"
+		" \"radii\": {\"separation\": 1, \"alignment\": 3, \"cohesion\": 10},"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [20, 20], \"mode\": \"none\"}}",
+	};
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	float *before[6], *after[6];
+	size_t k, n;
+	int d, dims;
+	uint64_t t;
+	double worst = 0, limit;
+
+	load_ok(CASES[_i], &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	n = s.flock.n;
+	dims = sc.dims;
+	for (d = 0; d < 2 * dims; d++) {
+		before[d] = malloc(n * sizeof(float));
+		after[d] = malloc(n * sizeof(float));
+	}
+	limit = sc.max_turn * sc.dt * DETMATH_PI / 180.0;
+	for (t = 0; t < sc.steps; t++) {
+		flock_to_id_order(&s.flock, before);
+		sim_step(&s);
+		flock_to_id_order(&s.flock, after);
+		for (k = 0; k < n; k++) {
+			double dot = 0, a2 = 0, b2 = 0, ang;
+
+			for (d = dims; d < 2 * dims; d++) {
+				/* reflect flips a component: compare before the flip */
+				double vb = before[d][k], va = after[d][k];
+				double pa = after[d - dims][k];
+
+				if (sc.mode == BOUNDS_REFLECT &&
+				    (pa <= sc.bmin[d - dims] + 1.0 || pa >= sc.bmax[d - dims] - 1.0))
+					goto next;
+				dot += vb * va;
+				a2 += vb * vb;
+				b2 += va * va;
+			}
+			if (a2 == 0 || b2 == 0)
+				continue;
+			ang = acos(fmin(1.0, fmax(-1.0, dot / sqrt(a2 * b2))));
+			worst = fmax(worst, ang);
+next:;
+		}
+	}
+	ck_assert_msg(worst <= limit * (1 + 1e-5) + 1e-6, "case %d: turned %g rad, limit %g",
+		      _i, worst, limit);
+	ck_assert_msg(worst > limit * 0.5, "case %d: the limit was never reached (%g)", _i, worst);
+	for (d = 0; d < 2 * dims; d++) {
+		free(before[d]);
+		free(after[d]);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
+START_TEST(test_detmath)
+{
+	double x, s, c, worst = 0;
+
+	for (x = -4.0; x <= 4.0; x += 1e-3) {
+		detmath_sincos(x, &s, &c);
+		worst = fmax(worst, fmax(fabs(s - sin(x)), fabs(c - cos(x))));
+	}
+	ck_assert_msg(worst < 1e-15, "sincos off by %g", worst);
+	worst = 0;
+	for (x = 1e-300; x < 1e300; x *= 7.77) {
+		double l = log(x);
+
+		worst = fmax(worst, fabs(detmath_log(x) - l) / fabs(l));
+	}
+	ck_assert_msg(worst < 1e-15, "log off by %g relative", worst);
+	ck_assert_double_eq(detmath_log(1.0), 0.0);
+	/* Box-Muller: 1 and 0.25 give sqrt(0) = 0; 1/e^2 and 0.5 give 2 cos(0) */
+	ck_assert_double_eq_tol(detmath_normal(1.0, 0.3), 0.0, 1e-300);
+	ck_assert_double_eq_tol(detmath_normal(exp(-2.0), 0.5), 2.0, 1e-14);
+}
+END_TEST
+
+/* Metrics of configurations whose values are known by construction. */
+START_TEST(test_metrics_known)
+{
+	struct scenario sc;
+	struct sim s;
+	struct metrics m;
+	struct metrics_row row;
+	struct util_err err;
+	size_t k, n = 64;
+	int d;
+
+	/* A ring of 64 boids around (50, 50), radius 10, all turning the same
+	 * way: milling 1, polarization 0, gyration 10; nearest neighbour at
+	 * 2 r sin(pi/64); one group (the largest radius is 3). */
+	load_ok("{\"count\": 64, \"steps\": 1, \"bounds\": {\"min\": [0, 0], \"max\": [100, 100]}}",
+		&sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(metrics_init(&m, n, &err), 0);
+	for (k = 0; k < n; k++) {
+		double a = 2 * DETMATH_PI * (double)k / n;
+
+		s.flock.pos[0][k] = (float)(50 + 10 * cos(a));
+		s.flock.pos[1][k] = (float)(50 + 10 * sin(a));
+		s.flock.vel[0][k] = (float)(-sin(a));
+		s.flock.vel[1][k] = (float)(cos(a));
+	}
+	sim_measure(&s, &m, &row);
+	ck_assert_double_eq_tol(row.milling, 1.0, 1e-6);
+	ck_assert_double_eq_tol(row.polarization, 0.0, 1e-6);
+	ck_assert_double_eq_tol(row.gyration, 10.0, 1e-4);
+	ck_assert_double_eq_tol(row.centroid[0], 50.0, 1e-4);
+	ck_assert_double_eq_tol(row.nn_distance, 20 * sin(DETMATH_PI / 64), 1e-4);
+	ck_assert_uint_eq(row.groups, 1);
+	ck_assert_double_eq_tol(row.mean_speed, 1.0, 1e-6);
+	/* Two clusters across the wrapped edge x = 0/100: under wrap the
+	 * centroid is at the edge, not mid-box, and they are two groups when
+	 * 20 apart in y. */
+	for (k = 0; k < n; k++) {
+		s.flock.pos[0][k] = k % 2 ? 99.5f : 0.5f;
+		s.flock.pos[1][k] = k < n / 2 ? 30.0f + 0.01f * k : 50.0f + 0.01f * k;
+		for (d = 0; d < 2; d++)
+			s.flock.vel[d][k] = d == 0 ? 1.0f : 0.0f;
+	}
+	sim_measure(&s, &m, &row);
+	ck_assert_msg(fabs(row.centroid[0] - 100.0) < 1e-3 || fabs(row.centroid[0]) < 1e-3,
+		      "centroid x %g is not at the wrapped edge", row.centroid[0]);
+	ck_assert_uint_eq(row.groups, 2);
+	ck_assert_double_eq_tol(row.polarization, 1.0, 1e-12);
+	metrics_free(&m);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* Keys a model ignores are reported, once each. */
+START_TEST(test_unused_keys_noted)
+{
+	struct scenario sc;
+
+	load_ok("{\"model\": \"vicsek\", \"count\": 2, \"steps\": 1, \"max_force\": 1,"
+		"\"weights\": {\"cohesion\": 2}, \"noise\": 1,"
+		"\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}", &sc);
+	ck_assert_int_eq(sc.n_notes, 2);
+	ck_assert_str_eq(sc.notes[0], "t.json: weights: not used by model vicsek");
+	ck_assert_str_eq(sc.notes[1], "t.json: max_force: not used by model vicsek");
+	scenario_free(&sc);
+	load_ok("{\"count\": 2, \"steps\": 1, \"noise\": 1,"
+		"\"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}", &sc);
+	ck_assert_int_eq(sc.n_notes, 1);
+	ck_assert_str_eq(sc.notes[0], "t.json: noise: not used by model reynolds");
+	scenario_free(&sc);
+}
+END_TEST
+
+Suite *models_suite(void)
+{
+	Suite *s = suite_create("models");
+	TCase *tc = tcase_create("models");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_vicsek_order_disorder);
+	tcase_add_test(tc, test_vicsek_3d);
+	tcase_add_test(tc, test_couzin_phases);
+	tcase_add_test(tc, test_simple_model_terms);
+	tcase_add_test(tc, test_field_of_view);
+	tcase_add_loop_test(tc, test_turn_limit, 0, 3);
+	tcase_add_test(tc, test_detmath);
+	tcase_add_test(tc, test_metrics_known);
+	tcase_add_test(tc, test_unused_keys_noted);
+	suite_add_tcase(s, tc);
+	return s;
+}
