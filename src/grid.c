@@ -335,43 +335,217 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 	}
 }
 
+/* A run of consecutive slots of the stencil, with the periodic correction
+ * (0 or -/+ the box side, per axis) for the pairs it holds. */
+struct span {
+	uint32_t start, end;
+	float corr[3];
+};
+
+/* The stencil of cell c (cells z, then y, then x, offsets -1, 0, +1) as
+ * runs of slots: the cells of a row are consecutive in memory unless the
+ * row wraps, so most rows are one run, visited in the same order as cell
+ * by cell. With at least three cells on every periodic axis, the image of
+ * a neighbour across the box edge is the one in the adjacent cell; its
+ * correction is applied as (p_j - p_i) + corr, which is the same IEEE
+ * operation as the minimum image's (p_j - p_i) - L, so distances and sums
+ * are bit for bit those of pair_delta. (Where the two images could differ,
+ * both are farther than a cell, hence than any radius.) Returns the number
+ * of spans, or -1 when some periodic axis has fewer than three cells. */
+static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
+		 struct span sp[27])
+{
+	uint32_t cell[3][3], cc[3];
+	float corr[3][3];
+	int cnt[3], d, a, b, e, m = 0;
+
+	cc[0] = (uint32_t)(c % g->n[0]);
+	cc[1] = (uint32_t)(c / g->n[0] % g->n[1]);
+	cc[2] = (uint32_t)(c / g->n[0] / g->n[1]);
+	for (d = 0; d < 3; d++) {
+		uint32_t n = g->n[d], x = cc[d];
+
+		cnt[d] = 0;
+		if (d >= g->dims) {
+			cell[d][0] = 0;
+			corr[d][0] = 0.0f;
+			cnt[d] = 1;
+			continue;
+		}
+		if (g->periodic && n < 3)
+			return -1;
+		if (x > 0 || g->periodic) {
+			cell[d][cnt[d]] = x > 0 ? x - 1 : n - 1;
+			corr[d][cnt[d]++] = x > 0 ? 0.0f : -rp->box.len_f[d];
+		}
+		cell[d][cnt[d]] = x;
+		corr[d][cnt[d]++] = 0.0f;
+		if (x + 1 < n || g->periodic) {
+			cell[d][cnt[d]] = x + 1 < n ? x + 1 : 0;
+			corr[d][cnt[d]++] = x + 1 < n ? 0.0f : rp->box.len_f[d];
+		}
+	}
+	for (a = 0; a < cnt[2]; a++)
+		for (b = 0; b < cnt[1]; b++)
+			for (e = 0; e < cnt[0]; e++) {
+				size_t cid = ((size_t)cell[2][a] * g->n[1] + cell[1][b]) * g->n[0] +
+					     cell[0][e];
+				uint32_t s0 = g->cell_start[cid], s1 = g->cell_start[cid + 1];
+
+				/* extend the previous run when this cell follows it */
+				if (m > 0 && e > 0 && cell[0][e] == cell[0][e - 1] + 1 &&
+				    corr[0][e] == corr[0][e - 1] && sp[m - 1].end == s0) {
+					sp[m - 1].end = s1;
+					continue;
+				}
+				sp[m].start = s0;
+				sp[m].end = s1;
+				sp[m].corr[0] = corr[0][e];
+				sp[m].corr[1] = corr[1][b];
+				sp[m].corr[2] = corr[2][a];
+				m++;
+			}
+	return m;
+}
+
+/* Candidates are filtered in blocks: first the displacements and squared
+ * distances of a block, elementwise (the compiler vectorises it, and each
+ * element is the same IEEE operations as the scalar code, so the results
+ * are unchanged), then the neighbours among them are accumulated one by
+ * one in slot order. */
+#define GATHER_BLOCK 64
+
+/* One boid's neighbourhood from its spans; DIMS and MODEL are constants in
+ * each caller, so every combination gets its own loop. */
+static inline __attribute__((always_inline)) void
+gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
+	     const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
+	     struct rules_acc *acc)
+{
+	const float r2max = rp->r2_max;
+	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
+	float xi[3] = {0, 0, 0}, vi[3] = {0, 0, 0}, vi2 = 0.0f;
+	float bx[GATHER_BLOCK], by[GATHER_BLOCK], bz[GATHER_BLOCK], bd2[GATHER_BLOCK];
+	int s, e;
+
+	for (e = 0; e < DIMS; e++) {
+		xi[e] = f->pos[e][k];
+		vi[e] = f->vel[e][k];
+		vi2 += vi[e] * vi[e];
+	}
+	rules_acc_init(acc);
+	for (s = 0; s < nsp; s++) {
+		const float c0 = sp[s].corr[0], c1 = sp[s].corr[1], c2 = sp[s].corr[2];
+		size_t j0;
+
+		for (j0 = sp[s].start; j0 < sp[s].end; j0 += GATHER_BLOCK) {
+			size_t m = sp[s].end - j0 < GATHER_BLOCK ? sp[s].end - j0 : GATHER_BLOCK, t;
+
+			#pragma omp simd
+			for (t = 0; t < m; t++) {
+				float dx = (px[j0 + t] - xi[0]) + c0;
+				float dy = (py[j0 + t] - xi[1]) + c1;
+				float d2 = dx * dx + dy * dy;
+
+				if (DIMS == 3) {
+					float dz = (pz[j0 + t] - xi[2]) + c2;
+
+					d2 += dz * dz;
+					bz[t] = dz;
+				}
+				bx[t] = dx;
+				by[t] = dy;
+				bd2[t] = d2;
+			}
+			for (t = 0; t < m; t++) {
+				float d[3], v[3];
+
+				if (!(bd2[t] <= r2max) || j0 + t == k)
+					continue;
+				d[0] = bx[t];
+				d[1] = by[t];
+				d[2] = DIMS == 3 ? bz[t] : 0.0f;
+				v[0] = f->vel[0][j0 + t];
+				v[1] = f->vel[1][j0 + t];
+				v[2] = DIMS == 3 ? f->vel[2][j0 + t] : 0.0f;
+				rules_acc_add_model(acc, rp, MODEL, DIMS, d, bd2[t], v, vi, vi2);
+			}
+		}
+	}
+}
+
+/* One instance of the loop per dimension and model, so that neither is
+ * tested inside it. */
+static void gather_fast(const struct flock *f, const struct rules_params *rp, size_t k,
+			const struct span *sp, int nsp, struct rules_acc *acc)
+{
+#define GATHER(D, M) gather_spans(f, rp, k, sp, nsp, D, M, acc)
+	switch (rp->model) {
+	case MODEL_REYNOLDS:
+		if (f->dims == 2) GATHER(2, MODEL_REYNOLDS); else GATHER(3, MODEL_REYNOLDS);
+		break;
+	case MODEL_SIMPLE:
+		if (f->dims == 2) GATHER(2, MODEL_SIMPLE); else GATHER(3, MODEL_SIMPLE);
+		break;
+	case MODEL_VICSEK:
+		if (f->dims == 2) GATHER(2, MODEL_VICSEK); else GATHER(3, MODEL_VICSEK);
+		break;
+	case MODEL_COUZIN:
+		if (f->dims == 2) GATHER(2, MODEL_COUZIN); else GATHER(3, MODEL_COUZIN);
+		break;
+	}
+#undef GATHER
+}
+
+/* The general loop, with the minimum image taken pair by pair: for
+ * periodic axes of one or two cells, where a cell can be its own
+ * neighbour on both sides. */
+static void gather_stencil(const struct grid *g, const struct flock *f,
+			   const struct rules_params *rp, size_t c, size_t k,
+			   struct rules_acc *acc)
+{
+	uint32_t start[27], end[27];
+	float d[3], v[3] = {0, 0, 0}, vi[3], vi2, d2;
+	int ns = stencil(g, c, start, end), s, e;
+	size_t j;
+
+	vi2 = own_velocity(f, k, vi);
+	rules_acc_init(acc);
+	for (s = 0; s < ns; s++)
+		for (j = start[s]; j < end[s]; j++) {
+			if (j == k)
+				continue;
+			d2 = pair_delta(rp, f, k, j, d);
+			if (!(d2 <= rp->r2_max))
+				continue;
+			for (e = 0; e < f->dims; e++)
+				v[e] = f->vel[e][j];
+			rules_acc_add(acc, rp, d, d2, v, vi, vi2);
+		}
+}
+
 void grid_step(const struct grid *g, const struct flock *f,
 	       const struct rules_params *rp, uint64_t step)
 {
 	const size_t ncells = g->ncells;
-	const int dims = f->dims;
 	size_t c;
 
 	#pragma omp parallel for schedule(dynamic, 16) if (f->n >= util_parallel_min)
 	for (c = 0; c < ncells; c++) {
-		uint32_t start[27], end[27];
+		struct span sp[27];
 		size_t k;
-		int ns;
+		int nsp;
 
 		if (g->cell_start[c] == g->cell_start[c + 1])
 			continue;
-		ns = stencil(g, c, start, end);
+		nsp = spans(g, rp, c, sp);
 		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
 			struct rules_acc acc;
-			float d[3], v[3] = {0, 0, 0}, vi[3], vi2, d2;
-			int s, e;
 
-			vi2 = own_velocity(f, k, vi);
-			rules_acc_init(&acc);
-			for (s = 0; s < ns; s++) {
-				size_t j;
-
-				for (j = start[s]; j < end[s]; j++) {
-					if (j == k)
-						continue;
-					d2 = pair_delta(rp, f, k, j, d);
-					if (!(d2 <= rp->r2_max))
-						continue;
-					for (e = 0; e < dims; e++)
-						v[e] = f->vel[e][j];
-					rules_acc_add(&acc, rp, d, d2, v, vi, vi2);
-				}
-			}
+			if (nsp < 0)
+				gather_stencil(g, f, rp, c, k, &acc);
+			else
+				gather_fast(f, rp, k, sp, nsp, &acc);
 			finish_boid(f, rp, &acc, k, step);
 		}
 	}

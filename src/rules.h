@@ -53,15 +53,16 @@ static inline void rules_acc_init(struct rules_acc *a)
 
 /* Whether a neighbour at d (d2 = |d|^2) is inside the field of view of a
  * boid heading along vi (not necessarily unit; zero sees all round). */
-static inline int rules_sees(const struct rules_params *p, const float d[3], float d2,
-			     const float vi[3], float vi2)
+static inline __attribute__((always_inline)) int
+rules_sees(const struct rules_params *p, const int dims, const float d[3], float d2,
+	   const float vi[3], float vi2)
 {
 	float dot = 0.0f;
 	int k;
 
 	if (p->all_round || vi2 == 0.0f)
 		return 1;
-	for (k = 0; k < p->dims; k++)
+	for (k = 0; k < dims; k++)
 		dot += d[k] * vi[k];
 	/* dot >= |d||vi| cos(a/2), squared to avoid two square roots */
 	if (p->cos_half_view >= 0.0f)
@@ -74,33 +75,34 @@ static inline int rules_sees(const struct rules_params *p, const float d[3], flo
  * view. Which sum a neighbour enters is the model's (rules.c, section
  * "Neighbours"); coincident boids (d2 == 0) give no direction and are
  * skipped by the rules that need one. */
-static inline void rules_acc_add(struct rules_acc *a, const struct rules_params *p,
-				 const float d[3], float d2, const float vj[3],
-				 const float vi[3], float vi2)
+static inline __attribute__((always_inline)) void
+rules_acc_add_model(struct rules_acc *a, const struct rules_params *p,
+		    const enum model_kind model, const int dims, const float d[3], float d2,
+		    const float vj[3], const float vi[3], float vi2)
 {
 	int k;
 
-	if (!rules_sees(p, d, d2, vi, vi2))
+	if (!rules_sees(p, dims, d, d2, vi, vi2))
 		return;
-	switch (p->model) {
+	switch (model) {
 	case MODEL_REYNOLDS:
 	case MODEL_SIMPLE:
 		/* Reynolds (1987) section 4: separation along p_i - p_j weighted
 		 * by 1/|d| (so the sum of (p_i - p_j)/|d|^2), alignment averages
 		 * v_j, cohesion averages d. The pseudocode boids (simple) sum
 		 * p_i - p_j unweighted. */
-		if (d2 <= p->r2_sep && (d2 > 0.0f || p->model == MODEL_SIMPLE)) {
-			for (k = 0; k < p->dims; k++)
-				a->sep[k] -= p->model == MODEL_SIMPLE ? d[k] : d[k] / d2;
+		if (d2 <= p->r2_sep && (d2 > 0.0f || model == MODEL_SIMPLE)) {
+			for (k = 0; k < dims; k++)
+				a->sep[k] -= model == MODEL_SIMPLE ? d[k] : d[k] / d2;
 			a->n_sep++;
 		}
 		if (d2 <= p->r2_ali) {
-			for (k = 0; k < p->dims; k++)
+			for (k = 0; k < dims; k++)
 				a->ali[k] += vj[k];
 			a->n_ali++;
 		}
 		if (d2 <= p->r2_coh) {
-			for (k = 0; k < p->dims; k++)
+			for (k = 0; k < dims; k++)
 				a->coh[k] += d[k];
 			a->n_coh++;
 		}
@@ -108,7 +110,7 @@ static inline void rules_acc_add(struct rules_acc *a, const struct rules_params 
 	case MODEL_VICSEK:
 		/* Vicsek et al. (1995): the headings of all within r. */
 		if (d2 <= p->r2_ali) {
-			for (k = 0; k < p->dims; k++)
+			for (k = 0; k < dims; k++)
 				a->ali[k] += vj[k] * p->inv_speed;
 			a->n_ali++;
 		}
@@ -121,22 +123,31 @@ static inline void rules_acc_add(struct rules_acc *a, const struct rules_params 
 		} else if (d2 <= p->r2_sep) {
 			float inv = 1.0f / sqrtf(d2);
 
-			for (k = 0; k < p->dims; k++)
+			for (k = 0; k < dims; k++)
 				a->sep[k] += d[k] * inv;
 			a->n_sep++;
 		} else if (d2 <= p->r2_ali) {
-			for (k = 0; k < p->dims; k++)
+			for (k = 0; k < dims; k++)
 				a->ali[k] += vj[k] * p->inv_speed;
 			a->n_ali++;
 		} else if (d2 <= p->r2_coh) {
 			float inv = 1.0f / sqrtf(d2);
 
-			for (k = 0; k < p->dims; k++)
+			for (k = 0; k < dims; k++)
 				a->coh[k] += d[k] * inv;
 			a->n_coh++;
 		}
 		break;
 	}
+}
+
+/* The same, with the model from p; the neighbour loops call the form
+ * above with a constant model so that each model gets its own loop. */
+static inline __attribute__((always_inline)) void
+rules_acc_add(struct rules_acc *a, const struct rules_params *p, const float d[3],
+	      float d2, const float vj[3], const float vi[3], float vi2)
+{
+	rules_acc_add_model(a, p, p->model, p->dims, d, d2, vj, vi, vi2);
 }
 
 /* The new position and velocity of one boid (slot k holds boid id at the
