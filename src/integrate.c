@@ -15,7 +15,7 @@ void integrate_params_init(struct integrate_params *ip, const struct scenario *s
 }
 
 void integrate_boid(const struct integrate_params *ip, const double acc[3],
-		    const float pos[3], const float vel[3],
+		    const float pos[3], const float vel[3], double smax,
 		    float pos_out[3], float vel_out[3])
 {
 	double v[3] = {0, 0, 0}, p[3] = {0, 0, 0}, s2 = 0, s, scale = 1.0;
@@ -26,8 +26,8 @@ void integrate_boid(const struct integrate_params *ip, const double acc[3],
 		s2 += v[k] * v[k];
 	}
 	s = sqrt(s2);
-	if (s > ip->speed_max) {
-		scale = ip->speed_max / s;
+	if (s > smax) {
+		scale = smax / s;
 	} else if (s < ip->speed_min) {
 		if (s > 0.0) {
 			scale = ip->speed_min / s;

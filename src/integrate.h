@@ -15,11 +15,12 @@ struct integrate_params {
 void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
 			   const struct bounds *box);
 
-/* v' = v + a dt, |v'| clamped to [speed.min, speed.max] (a zero v' keeps the
- * heading of v); p' = p + v' dt; then the bounds mode. Writes pos_out and
- * vel_out (binary32); the arithmetic is in double. */
+/* v' = v + a dt, |v'| clamped to [speed.min, smax] (smax: the boid's own
+ * largest speed, speed.max unless speeds vary; a zero v' keeps the heading
+ * of v); p' = p + v' dt; then the bounds mode. Writes pos_out and vel_out
+ * (binary32); the arithmetic is in double. */
 void integrate_boid(const struct integrate_params *ip, const double acc[3],
-		    const float pos[3], const float vel[3],
+		    const float pos[3], const float vel[3], double smax,
 		    float pos_out[3], float vel_out[3]);
 
 #endif

@@ -11,6 +11,9 @@ enum rng_purpose {
 	RNG_INIT_HEADING = 2,
 	RNG_INIT_SPEED = 3,
 	RNG_NOISE = 4,          /* the models' angular noise, per boid and step */
+	RNG_SPEED_VARIATION = 5,/* a boid's own cruise speed */
+	RNG_SPEED_NOISE = 6,    /* its smooth speed fluctuation, per period */
+	RNG_WANDER = 7,         /* the wandering target's jumps, per step */
 };
 
 /* Four independent 32-bit words for (seed, purpose, id, step, index).

@@ -57,7 +57,67 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 		detmath_sincos(sc->max_turn * sc->dt * DETMATH_PI / 180.0, &p->sin_turn,
 			       &p->cos_turn);
 	detmath_sincos(sc->noise / 2.0, &s, &p->cos_half_noise);
+	p->speed_variation = sc->speed_variation;
+	p->speed_noise_amp = sc->speed_noise_amp;
+	p->speed_noise_period = sc->speed_noise_period;
+	p->uniform_speed = sc->speed_variation == 0.0 && sc->speed_noise_amp == 0.0;
+	p->target_radius = sc->target_radius;
+	p->n_attractors = sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN ?
+			  0 : sc->n_attractors;
+	p->attractors = sc->attractors;
 	integrate_params_init(&p->ip, sc, &p->box);
+	rules_set_step(p, 0);
+}
+
+/* An attractor on waypoints moves linearly between them and rests at the
+ * first before it and at the last after it. */
+void rules_set_step(struct rules_params *p, uint64_t step)
+{
+	int a, k, d;
+
+	for (a = 0; a < p->n_attractors; a++) {
+		const struct scenario_attractor *at = &p->attractors[a];
+
+		for (k = 0; k + 1 < at->n_points && at->steps[k + 1] <= step; k++)
+			;
+		for (d = 0; d < p->dims; d++) {
+			p->attr_pos[a][d] = at->pos[k][d];
+			if (k + 1 < at->n_points && step > at->steps[k]) {
+				double f = (double)(step - at->steps[k]) /
+					   (double)(at->steps[k + 1] - at->steps[k]);
+
+				p->attr_pos[a][d] += f * (at->pos[k + 1][d] - at->pos[k][d]);
+			}
+		}
+	}
+}
+
+/* speed.max x (1 - variation u_i) x (1 - amplitude (nu_i(t) + 1)/2):
+ * u_i uniform in [0, 1) per boid; nu_i(t) in [-1, 1] interpolates linearly
+ * between values drawn uniformly at t = k period (value noise), so the
+ * speed changes smoothly. Both are pure functions of (seed, id, step). */
+double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step)
+{
+	double s = p->speed_max;
+	uint32_t r[4];
+
+	if (p->uniform_speed)
+		return s;
+	if (p->speed_variation > 0.0) {
+		rng_draw4(p->seed, RNG_SPEED_VARIATION, 0, id, 0, r);
+		s *= 1.0 - p->speed_variation * rng_unit(r[0], r[1]);
+	}
+	if (p->speed_noise_amp > 0.0) {
+		double t = (double)step * p->ip.dt / p->speed_noise_period, k = floor(t), v0, v1, nu;
+
+		rng_draw4(p->seed, RNG_SPEED_NOISE, 0, id, (uint64_t)k, r);
+		v0 = 2.0 * rng_unit(r[0], r[1]) - 1.0;
+		rng_draw4(p->seed, RNG_SPEED_NOISE, 0, id, (uint64_t)k + 1, r);
+		v1 = 2.0 * rng_unit(r[0], r[1]) - 1.0;
+		nu = v0 + (t - k) * (v1 - v0);
+		s *= 1.0 - p->speed_noise_amp * (nu + 1.0) / 2.0;
+	}
+	return s < p->ip.speed_min ? p->ip.speed_min : s;
 }
 
 /* ---- vector helpers (binary64) ---- */
@@ -150,7 +210,7 @@ void rules_turn(const struct rules_params *p, int dims, const double u[3],
 
 /* ---- Reynolds ---- */
 void rules_steer(const struct rules_params *p, const double desired[3],
-		 const float vel[3], double force[3])
+		 const float vel[3], double smax, double force[3])
 {
 	double len2 = 0, f2 = 0, s;
 	int k;
@@ -161,7 +221,7 @@ void rules_steer(const struct rules_params *p, const double desired[3],
 		len2 += desired[k] * desired[k];
 	if (!(len2 > 0.0))
 		return;
-	s = p->speed_max / sqrt(len2);
+	s = smax / sqrt(len2);
 	for (k = 0; k < p->dims; k++) {
 		force[k] = desired[k] * s - (double)vel[k];
 		f2 += force[k] * force[k];
@@ -175,14 +235,14 @@ void rules_steer(const struct rules_params *p, const double desired[3],
 
 /* acc += w * steer(desired) */
 static void add_rule(const struct rules_params *p, double w, const double desired[3],
-		     const float vel[3], double acc[3])
+		     const float vel[3], double smax, double acc[3])
 {
 	double f[3];
 	int k;
 
 	if (w == 0.0)
 		return;
-	rules_steer(p, desired, vel, f);
+	rules_steer(p, desired, vel, smax, f);
 	for (k = 0; k < p->dims; k++)
 		acc[k] += w * f[k];
 }
@@ -204,8 +264,42 @@ static int containment(const struct rules_params *p, const float pos[3], double 
 	return near;
 }
 
+/* The displacement to the target (nearest image under wrap), when it is
+ * farther than target.radius; 0 when it pulls not. */
+static int target_offset(const struct rules_params *p, const float pos[3], double off[3])
+{
+	double r2 = 0.0;
+	int k;
+
+	if (!p->has_target)
+		return 0;
+	for (k = 0; k < 3; k++)
+		off[k] = 0.0;
+	for (k = 0; k < p->dims; k++) {
+		off[k] = bounds_min_image(&p->box, k, (float)(p->target[k] - (double)pos[k]));
+		r2 += off[k] * off[k];
+	}
+	return r2 > p->target_radius * p->target_radius;
+}
+
+/* The displacement to attractor i when the boid is within its range. */
+static int attractor_offset(const struct rules_params *p, int i, const float pos[3],
+			    double off[3])
+{
+	double r2 = 0.0, range = p->attractors[i].range;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		off[k] = 0.0;
+	for (k = 0; k < p->dims; k++) {
+		off[k] = bounds_min_image(&p->box, k, (float)(p->attr_pos[i][k] - (double)pos[k]));
+		r2 += off[k] * off[k];
+	}
+	return r2 <= range * range && r2 > 0.0;
+}
+
 void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
-			const float pos[3], const float vel[3], double acc[3])
+			const float pos[3], const float vel[3], double smax, double acc[3])
 {
 	double desired[3] = {0, 0, 0};
 	int k;
@@ -215,39 +309,49 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 	if (a->n_sep > 0) {
 		for (k = 0; k < p->dims; k++)
 			desired[k] = a->sep[k];
-		add_rule(p, p->w_sep, desired, vel, acc);
+		add_rule(p, p->w_sep, desired, vel, smax, acc);
 	}
 	/* Alignment: the mean velocity of the neighbours. */
 	if (a->n_ali > 0) {
 		for (k = 0; k < p->dims; k++)
 			desired[k] = (double)a->ali[k] / a->n_ali;
-		add_rule(p, p->w_ali, desired, vel, acc);
+		add_rule(p, p->w_ali, desired, vel, smax, acc);
 	}
 	/* Cohesion: the mean displacement toward the neighbours. */
 	if (a->n_coh > 0) {
 		for (k = 0; k < p->dims; k++)
 			desired[k] = (double)a->coh[k] / a->n_coh;
-		add_rule(p, p->w_coh, desired, vel, acc);
+		add_rule(p, p->w_coh, desired, vel, smax, acc);
 	}
-	/* Target: the displacement to the target (nearest image under wrap). */
-	if (p->has_target) {
-		for (k = 0; k < p->dims; k++)
-			desired[k] = bounds_min_image(&p->box, k,
-				(float)(p->target[k] - (double)pos[k]));
-		add_rule(p, p->w_target, desired, vel, acc);
-	}
+	/* Target: the displacement to it, beyond target.radius. */
+	if (target_offset(p, pos, desired))
+		add_rule(p, p->w_target, desired, vel, smax, acc);
 	if (p->w_bounds != 0.0 && containment(p, pos, desired))
-		add_rule(p, p->w_bounds, desired, vel, acc);
+		add_rule(p, p->w_bounds, desired, vel, smax, acc);
+	/* Attractors steer toward themselves with weight strength, repellers
+	 * (strength < 0) away, within their range. */
+	for (k = 0; k < p->n_attractors; k++) {
+		double s = p->attractors[k].strength;
+		int e;
+
+		if (!attractor_offset(p, k, pos, desired))
+			continue;
+		for (e = 0; e < p->dims; e++)
+			desired[e] = s < 0 ? -desired[e] : desired[e];
+		add_rule(p, fabs(s), desired, vel, smax, acc);
+	}
 }
 
 /* ---- simple ---- */
 /* dv/dt = w_coh (mean d) + w_ali (mean v_j - v) + w_sep sum(p_i - p_j)
- *       + w_target (target - p) + w_bounds (containment direction) */
+ *       + w_target (target - p) + w_bounds (containment direction)
+ *       + sum over attractors in range of strength (a - p)/|a - p| */
 static void simple_acceleration(const struct rules_params *p, const struct rules_acc *a,
 				const float pos[3], const float vel[3], double acc[3])
 {
-	double wall[3];
-	int k, near = p->w_bounds != 0.0 && containment(p, pos, wall);
+	double wall[3], tgt[3], off[3];
+	int k, i, near = p->w_bounds != 0.0 && containment(p, pos, wall);
+	int pull = target_offset(p, pos, tgt);
 
 	for (k = 0; k < 3; k++)
 		acc[k] = 0.0;
@@ -257,17 +361,26 @@ static void simple_acceleration(const struct rules_params *p, const struct rules
 		if (a->n_ali > 0)
 			acc[k] += p->w_ali * ((double)a->ali[k] / a->n_ali - (double)vel[k]);
 		acc[k] += p->w_sep * (double)a->sep[k];
-		if (p->has_target)
-			acc[k] += p->w_target * bounds_min_image(&p->box, k,
-				(float)(p->target[k] - (double)pos[k]));
+		if (pull)
+			acc[k] += p->w_target * tgt[k];
 		if (near)
 			acc[k] += p->w_bounds * wall[k];
+	}
+	for (i = 0; i < p->n_attractors; i++) {
+		double n2 = 0.0;
+
+		if (!attractor_offset(p, i, pos, off))
+			continue;
+		for (k = 0; k < p->dims; k++)
+			n2 += off[k] * off[k];
+		for (k = 0; k < p->dims; k++)
+			acc[k] += p->attractors[i].strength * off[k] / sqrt(n2);
 	}
 }
 
 /* Velocity models: v' = v + a dt, then the turn limit, then integrate. */
 static void update_velocity_model(const struct rules_params *p, const double acc[3],
-				  const float pos[3], const float vel[3],
+				  const float pos[3], const float vel[3], double smax,
 				  float pos_out[3], float vel_out[3])
 {
 	double a[3] = {acc[0], acc[1], acc[2]};
@@ -288,7 +401,7 @@ static void update_velocity_model(const struct rules_params *p, const double acc
 				a[k] = (t[k] * sp - (double)vel[k]) / p->ip.dt;
 		}
 	}
-	integrate_boid(&p->ip, a, pos, vel, pos_out, vel_out);
+	integrate_boid(&p->ip, a, pos, vel, smax, pos_out, vel_out);
 }
 
 /* ---- the two noise draws of one boid at one step ---- */
@@ -312,7 +425,7 @@ static double noise_third(const struct rules_params *p, uint32_t id, uint64_t st
 }
 
 /* Constant-speed models: move, store the new heading at speed.max, walls. */
-static void finish_heading(const struct rules_params *p, const double h[3],
+static void finish_heading(const struct rules_params *p, const double h[3], double speed,
 			   const double *move, const float pos[3], float pos_out[3],
 			   float vel_out[3])
 {
@@ -320,7 +433,7 @@ static void finish_heading(const struct rules_params *p, const double h[3],
 	int k;
 
 	for (k = 0; k < p->dims; k++) {
-		vel_out[k] = (float)(h[k] * p->speed_max);
+		vel_out[k] = (float)(h[k] * speed);
 		x[k] = (double)pos[k] + move[k] * p->ip.dt;
 	}
 	bounds_apply(&p->box, x, vel_out);
@@ -336,14 +449,14 @@ static void finish_heading(const struct rules_params *p, const double h[3],
  * before this update: x_i(t+1) = x_i(t) + v_i(t) dt. */
 static void vicsek_update(const struct rules_params *p, const struct rules_acc *a,
 			  uint32_t id, uint64_t step, const float pos[3], const float vel[3],
-			  float pos_out[3], float vel_out[3])
+			  double speed, float pos_out[3], float vel_out[3])
 {
 	double own[3] = {0, 0, 0}, m[3] = {0, 0, 0}, h[3], move[3] = {0, 0, 0};
 	double u1, u2, s, c;
 	int k, dims = p->dims;
 
 	for (k = 0; k < dims; k++) {
-		own[k] = (double)vel[k] * p->inv_speed;
+		own[k] = (double)vel[k] * (p->uniform_speed ? p->inv_speed : rules_inv_norm(vel, dims));
 		m[k] = (double)a->ali[k] + own[k];
 		move[k] = vel[k];
 	}
@@ -366,7 +479,7 @@ static void vicsek_update(const struct rules_params *p, const struct rules_acc *
 		}
 		normalize(h, dims);
 	}
-	finish_heading(p, h, move, pos, pos_out, vel_out);
+	finish_heading(p, h, speed, move, pos, pos_out, vel_out);
 }
 
 /* ---- Couzin ---- */
@@ -379,7 +492,7 @@ static void vicsek_update(const struct rules_params *p, const struct rules_acc *
  * velocity: c_i(t+dt) = c_i(t) + v_i(t+dt) dt. */
 static void couzin_update(const struct rules_params *p, const struct rules_acc *a,
 			  uint32_t id, uint64_t step, const float pos[3], const float vel[3],
-			  float pos_out[3], float vel_out[3])
+			  double speed, float pos_out[3], float vel_out[3])
 {
 	double u[3] = {0, 0, 0}, d[3] = {0, 0, 0}, w[3], h[3];
 	int k, dims = p->dims;
@@ -430,30 +543,30 @@ static void couzin_update(const struct rules_params *p, const struct rules_acc *
 	rules_turn(p, dims, u, w, h);
 	normalize(h, dims);
 	for (k = 0; k < dims; k++)
-		d[k] = h[k] * p->speed_max;
-	finish_heading(p, h, d, pos, pos_out, vel_out);
+		d[k] = h[k] * speed;
+	finish_heading(p, h, speed, d, pos, pos_out, vel_out);
 }
 
 void rules_update(const struct rules_params *p, const struct rules_acc *a, uint32_t id,
 		  uint64_t step, const float pos[3], const float vel[3], float pos_out[3],
 		  float vel_out[3])
 {
-	double acc[3];
+	double acc[3], smax = rules_cruise(p, id, step);
 
 	switch (p->model) {
 	case MODEL_REYNOLDS:
-		rules_acceleration(p, a, pos, vel, acc);
-		update_velocity_model(p, acc, pos, vel, pos_out, vel_out);
+		rules_acceleration(p, a, pos, vel, smax, acc);
+		update_velocity_model(p, acc, pos, vel, smax, pos_out, vel_out);
 		break;
 	case MODEL_SIMPLE:
 		simple_acceleration(p, a, pos, vel, acc);
-		update_velocity_model(p, acc, pos, vel, pos_out, vel_out);
+		update_velocity_model(p, acc, pos, vel, smax, pos_out, vel_out);
 		break;
 	case MODEL_VICSEK:
-		vicsek_update(p, a, id, step, pos, vel, pos_out, vel_out);
+		vicsek_update(p, a, id, step, pos, vel, smax, pos_out, vel_out);
 		break;
 	case MODEL_COUZIN:
-		couzin_update(p, a, id, step, pos, vel, pos_out, vel_out);
+		couzin_update(p, a, id, step, pos, vel, smax, pos_out, vel_out);
 		break;
 	}
 }

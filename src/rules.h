@@ -28,6 +28,16 @@ struct rules_params {
 	double target[3];
 	double noise;
 	uint64_t seed;
+	/* Per-boid speeds (speed.variation, speed.noise); when all boids share
+	 * speed.max, inv_speed turns velocities into unit headings. */
+	int uniform_speed;
+	double speed_variation, speed_noise_amp, speed_noise_period;
+	double target_radius;
+	/* Attractors and repellers, with their positions at the current step
+	 * (rules_set_step). */
+	int n_attractors;
+	const struct scenario_attractor *attractors;
+	double attr_pos[SCENARIO_ATTRACTORS_MAX][3];
 	/* Turn limit per step: cos and sin of max_turn * dt (has_turn = 0: none). */
 	int has_turn;
 	double cos_turn, sin_turn;
@@ -45,6 +55,22 @@ struct rules_acc {
 };
 
 void rules_params_init(struct rules_params *p, const struct scenario *sc);
+
+/* Positions that move with time (attractors on waypoints) at this step. */
+void rules_set_step(struct rules_params *p, uint64_t step);
+
+/* Boid id's largest speed at this step: speed.max, lowered by its own
+ * speed.variation draw and its speed.noise fluctuation, never below
+ * speed.min. */
+double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step);
+
+/* 1/|v|, or 0 for a zero vector. */
+static inline float rules_inv_norm(const float v[3], const int dims)
+{
+	float n2 = v[0] * v[0] + v[1] * v[1] + (dims == 3 ? v[2] * v[2] : 0.0f);
+
+	return n2 > 0.0f ? 1.0f / sqrtf(n2) : 0.0f;
+}
 
 static inline void rules_acc_init(struct rules_acc *a)
 {
@@ -110,8 +136,10 @@ rules_acc_add_model(struct rules_acc *a, const struct rules_params *p,
 	case MODEL_VICSEK:
 		/* Vicsek et al. (1995): the headings of all within r. */
 		if (d2 <= p->r2_ali) {
+			const float inv = p->uniform_speed ? p->inv_speed : rules_inv_norm(vj, dims);
+
 			for (k = 0; k < dims; k++)
-				a->ali[k] += vj[k] * p->inv_speed;
+				a->ali[k] += vj[k] * inv;
 			a->n_ali++;
 		}
 		break;
@@ -127,8 +155,10 @@ rules_acc_add_model(struct rules_acc *a, const struct rules_params *p,
 				a->sep[k] += d[k] * inv;
 			a->n_sep++;
 		} else if (d2 <= p->r2_ali) {
+			const float inv = p->uniform_speed ? p->inv_speed : rules_inv_norm(vj, dims);
+
 			for (k = 0; k < dims; k++)
-				a->ali[k] += vj[k] * p->inv_speed;
+				a->ali[k] += vj[k] * inv;
 			a->n_ali++;
 		} else if (d2 <= p->r2_coh) {
 			float inv = 1.0f / sqrtf(d2);
@@ -159,12 +189,12 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 /* Reynolds' acceleration: the weighted sum of the steering forces.
  * Exposed for the tests. */
 void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
-			const float pos[3], const float vel[3], double acc[3]);
+			const float pos[3], const float vel[3], double smax, double acc[3]);
 
 /* Reynolds' steering: desired direction scaled to speed.max, minus the
  * velocity, limited to max_force; zero when desired is zero. */
 void rules_steer(const struct rules_params *p, const double desired[3],
-		 const float vel[3], double force[3]);
+		 const float vel[3], double smax, double force[3]);
 
 /* Turns unit vector u toward unit vector w by at most the turn limit;
  * writes the result (unit) to out. */

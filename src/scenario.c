@@ -20,26 +20,44 @@
 struct skey {
 	const char *name;
 	const struct skey *sub; /* non-NULL: the value is an object of these */
+	int kind;               /* SKEY_ARRAY: an array of such objects;
+				 * SKEY_FREE: an object checked elsewhere */
 };
 
+#define SKEY_ARRAY 1
+#define SKEY_FREE 2
+
 static const struct skey RADII_KEYS[] = {
-	{"separation", NULL}, {"alignment", NULL}, {"cohesion", NULL}, {NULL, NULL}};
+	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey WEIGHT_KEYS[] = {
-	{"separation", NULL}, {"alignment", NULL}, {"cohesion", NULL},
-	{"target", NULL}, {"bounds", NULL}, {NULL, NULL}};
-static const struct skey SPEED_KEYS[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
+	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0},
+	{"target", NULL, 0}, {"bounds", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey NOISE_KEYS[] = {{"amplitude", NULL, 0}, {"period", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey SPEED_KEYS[] = {
+	{"min", NULL, 0}, {"max", NULL, 0}, {"variation", NULL, 0}, {"noise", NOISE_KEYS, 0}, {NULL, NULL, 0}};
+static const struct skey WANDER_KEYS[] = {
+	{"min", NULL, 0}, {"max", NULL, 0}, {"interval", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey WAYPOINT_KEYS[] = {{"step", NULL, 0}, {"position", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey ATTRACTOR_KEYS[] = {
+	{"position", NULL, 0}, {"waypoints", WAYPOINT_KEYS, SKEY_ARRAY}, {"strength", NULL, 0},
+	{"range", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey SCHEDULE_KEYS[] = {
+	{"step", NULL, 0}, {"set", NULL, SKEY_FREE}, {NULL, NULL, 0}};
 static const struct skey BOUNDS_KEYS[] = {
-	{"min", NULL}, {"max", NULL}, {"mode", NULL}, {"margin", NULL}, {NULL, NULL}};
-static const struct skey TARGET_KEYS[] = {{"position", NULL}, {NULL, NULL}};
+	{"min", NULL, 0}, {"max", NULL, 0}, {"mode", NULL, 0}, {"margin", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey TARGET_KEYS[] = {
+	{"position", NULL, 0}, {"radius", NULL, 0}, {"wander", WANDER_KEYS, 0}, {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
-	{"every", NULL}, {"compression", NULL}, {NULL, NULL}};
+	{"every", NULL, 0}, {"compression", NULL, 0},
+	{NULL, NULL, 0}};
 static const struct skey ROOT_KEYS[] = {
-	{"description", NULL}, {"dimensions", NULL}, {"count", NULL},
-	{"steps", NULL}, {"dt", NULL}, {"seed", NULL},
-	{"radii", RADII_KEYS}, {"weights", WEIGHT_KEYS}, {"speed", SPEED_KEYS},
-	{"max_force", NULL}, {"bounds", BOUNDS_KEYS}, {"target", TARGET_KEYS},
-	{"output", OUTPUT_KEYS}, {"model", NULL}, {"noise", NULL}, {"view_angle", NULL},
-	{"max_turn", NULL}, {NULL, NULL}};
+	{"description", NULL, 0}, {"dimensions", NULL, 0}, {"count", NULL, 0},
+	{"steps", NULL, 0}, {"dt", NULL, 0}, {"seed", NULL, 0},
+	{"radii", RADII_KEYS, 0}, {"weights", WEIGHT_KEYS, 0}, {"speed", SPEED_KEYS, 0},
+	{"max_force", NULL, 0}, {"bounds", BOUNDS_KEYS, 0}, {"target", TARGET_KEYS, 0},
+	{"output", OUTPUT_KEYS, 0}, {"model", NULL, 0}, {"noise", NULL, 0}, {"view_angle", NULL, 0},
+	{"max_turn", NULL, 0}, {"attractors", ATTRACTOR_KEYS, SKEY_ARRAY},
+	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {NULL, NULL, 0}};
 
 static const char *const MODEL_NAMES[] = {"reynolds", "simple", "vicsek", "couzin"};
 
@@ -48,8 +66,9 @@ static const char *const UNUSED_REYNOLDS[] = {"noise", NULL};
 static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", NULL};
 static const char *const UNUSED_VICSEK[] = {
 	"radii.separation", "radii.cohesion", "weights", "max_force", "speed.min",
-	"view_angle", "max_turn", "target", NULL};
-static const char *const UNUSED_COUZIN[] = {"weights", "max_force", "speed.min", "target", NULL};
+	"view_angle", "max_turn", "target", "attractors", NULL};
+static const char *const UNUSED_COUZIN[] = {
+	"weights", "max_force", "speed.min", "target", "attractors", NULL};
 static const char *const *const UNUSED[] = {
 	UNUSED_REYNOLDS, UNUSED_SIMPLE, UNUSED_VICSEK, UNUSED_COUZIN};
 
@@ -193,8 +212,28 @@ static int check_object(const struct ctx *c, const cJSON *obj,
 				fail(c, sub, "unknown key");
 			return -1;
 		}
-		if (k->sub && check_object(c, it, k->sub, sub) != 0)
+		if (k->kind == SKEY_ARRAY) {
+			const cJSON *e;
+			char el[300];
+			int i = 0;
+
+			if (!cJSON_IsArray(it)) {
+				fail(c, sub, "expected an array of objects");
+				return -1;
+			}
+			cJSON_ArrayForEach(e, it) {
+				snprintf(el, sizeof el, "%s[%d]", sub, i++);
+				if (check_object(c, e, k->sub, el) != 0)
+					return -1;
+			}
+		} else if (k->kind == SKEY_FREE) {
+			if (!cJSON_IsObject(it)) {
+				fail(c, sub, "must be an object");
+				return -1;
+			}
+		} else if (k->sub && check_object(c, it, k->sub, sub) != 0) {
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -471,6 +510,235 @@ static int parse_model(const struct ctx *c, const cJSON *root, enum model_kind *
 	return -1;
 }
 
+static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc);
+
+/* A vector of dims finite numbers at node (path for messages). */
+static int vec_node(const struct ctx *c, const cJSON *n, const char *path, int dims,
+		    double *out)
+{
+	const cJSON *e;
+	char sub[320];
+	int i = 0;
+
+	if (!cJSON_IsArray(n) || cJSON_GetArraySize(n) != dims) {
+		fail(c, path, "expected an array of %d numbers (dimensions is %d)", dims, dims);
+		return -1;
+	}
+	cJSON_ArrayForEach(e, n) {
+		snprintf(sub, sizeof sub, "%s[%d]", path, i);
+		if (check_real(c, e, sub, -SCENARIO_VALUE_MAX, 0, SCENARIO_VALUE_MAX, &out[i]) != 0)
+			return -1;
+		i++;
+	}
+	return 0;
+}
+
+/* An integer in [lo, hi] at node. */
+static int uint_node(const struct ctx *c, const cJSON *n, const char *path, uint64_t lo,
+		     uint64_t hi, uint64_t *out)
+{
+	double v;
+
+	if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble) ||
+	    n->valuedouble != floor(n->valuedouble)) {
+		fail(c, path, "expected an integer");
+		return -1;
+	}
+	v = n->valuedouble;
+	if (v < (double)lo || v > (double)hi) {
+		fail(c, path, "must be between %" PRIu64 " and %" PRIu64 ", got %.17g", lo, hi, v);
+		return -1;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int parse_attractors(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const cJSON *list = lookup(root, "attractors"), *a;
+	int i = 0;
+
+	if (list == NULL)
+		return 0;
+	if (cJSON_GetArraySize(list) > SCENARIO_ATTRACTORS_MAX) {
+		fail(c, "attractors", "at most %d attractors", SCENARIO_ATTRACTORS_MAX);
+		return -1;
+	}
+	sc->attractors = calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *sc->attractors);
+	if (sc->attractors == NULL) {
+		util_err_set(c->err, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(a, list) {
+		struct scenario_attractor *at = &sc->attractors[i];
+		const cJSON *pos = cJSON_GetObjectItemCaseSensitive(a, "position");
+		const cJSON *wp = cJSON_GetObjectItemCaseSensitive(a, "waypoints"), *w;
+		char path[64], sub[128];
+		int k = 0;
+
+		snprintf(path, sizeof path, "attractors[%d]", i);
+		sc->n_attractors = ++i;
+		snprintf(sub, sizeof sub, "%s.strength", path);
+		if (!cJSON_GetObjectItemCaseSensitive(a, "strength")) {
+			fail(c, sub, "required key is missing");
+			return -1;
+		}
+		if (check_real(c, cJSON_GetObjectItemCaseSensitive(a, "strength"), sub,
+			       -SCENARIO_VALUE_MAX, 0, SCENARIO_VALUE_MAX, &at->strength) != 0)
+			return -1;
+		snprintf(sub, sizeof sub, "%s.range", path);
+		if (!cJSON_GetObjectItemCaseSensitive(a, "range")) {
+			fail(c, sub, "required key is missing");
+			return -1;
+		}
+		if (check_real(c, cJSON_GetObjectItemCaseSensitive(a, "range"), sub, 0, 1,
+			       SCENARIO_VALUE_MAX, &at->range) != 0)
+			return -1;
+		if ((pos == NULL) == (wp == NULL)) {
+			fail(c, path, "give either position or waypoints");
+			return -1;
+		}
+		at->n_points = pos ? 1 : cJSON_GetArraySize(wp);
+		if (at->n_points < 1 || at->n_points > SCENARIO_WAYPOINTS_MAX) {
+			fail(c, path, "waypoints: expected 1 to %d waypoints", SCENARIO_WAYPOINTS_MAX);
+			return -1;
+		}
+		at->steps = calloc((size_t)at->n_points, sizeof *at->steps);
+		at->pos = calloc((size_t)at->n_points, sizeof *at->pos);
+		if (at->steps == NULL || at->pos == NULL) {
+			util_err_set(c->err, "out of memory");
+			return -1;
+		}
+		if (pos) {
+			snprintf(sub, sizeof sub, "%s.position", path);
+			if (vec_node(c, pos, sub, sc->dims, at->pos[0]) != 0)
+				return -1;
+			continue;
+		}
+		cJSON_ArrayForEach(w, wp) {
+			const cJSON *st = cJSON_GetObjectItemCaseSensitive(w, "step");
+			const cJSON *wpos = cJSON_GetObjectItemCaseSensitive(w, "position");
+
+			snprintf(sub, sizeof sub, "%s.waypoints[%d].step", path, k);
+			if (st == NULL || wpos == NULL) {
+				fail(c, sub, "each waypoint needs step and position");
+				return -1;
+			}
+			if (uint_node(c, st, sub, 0, UINT64_C(1) << 53, &at->steps[k]) != 0)
+				return -1;
+			if (k > 0 && at->steps[k] <= at->steps[k - 1]) {
+				fail(c, sub, "waypoint steps must increase");
+				return -1;
+			}
+			snprintf(sub, sizeof sub, "%s.waypoints[%d].position", path, k);
+			if (vec_node(c, wpos, sub, sc->dims, at->pos[k]) != 0)
+				return -1;
+			k++;
+		}
+	}
+	return 0;
+}
+
+/* The keys a schedule may change: parameters, never the flock's size,
+ * dimensions, box, seed or time step. */
+static const char *const SCHEDULABLE[] = {
+	"radii", "weights", "speed.min", "speed.max", "speed.variation", "max_force",
+	"noise", "view_angle", "max_turn", "target.position", "target.radius",
+	"bounds.margin", NULL};
+
+static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const cJSON *list = lookup(root, "schedule"), *e;
+	cJSON *work;
+	uint64_t prev = 0;
+	int i = 0;
+
+	if (list == NULL)
+		return 0;
+	if (cJSON_GetArraySize(list) > SCENARIO_STAGES_MAX) {
+		fail(c, "schedule", "at most %d entries", SCENARIO_STAGES_MAX);
+		return -1;
+	}
+	sc->stages = calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *sc->stages);
+	work = cJSON_Duplicate(root, 1);
+	if (sc->stages == NULL || work == NULL) {
+		cJSON_Delete(work);
+		util_err_set(c->err, "out of memory");
+		return -1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(work, "schedule");
+	cJSON_ArrayForEach(e, list) {
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "step");
+		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set"), *kv;
+		struct scenario_stage *stage = &sc->stages[i];
+		char path[64], file[UTIL_ERR_MAX / 2];
+		struct ctx sub = *c;
+
+		snprintf(path, sizeof path, "schedule[%d].step", i);
+		if (st == NULL || set == NULL) {
+			fail(c, path, "each entry needs step and set");
+			goto fail;
+		}
+		/* A step beyond the run is allowed (never reached), so that a
+		 * scenario can be run shorter with --steps. */
+		if (uint_node(c, st, path, 1, UINT64_C(1) << 53, &stage->step) != 0)
+			goto fail;
+		if (i > 0 && stage->step <= prev) {
+			fail(c, path, "schedule steps must increase");
+			goto fail;
+		}
+		prev = stage->step;
+		for (kv = set->child; kv; kv = kv->next) {
+			const char *const *ok;
+			char *val, *text;
+			struct scenario_override ov;
+
+			for (ok = SCHEDULABLE; *ok; ok++)
+				if (path_has_prefix(kv->string, *ok, strlen(*ok)))
+					break;
+			snprintf(path, sizeof path, "schedule[%d].set", i);
+			if (*ok == NULL) {
+				fail(c, path, "\"%s\" cannot change during a run (only radii, "
+				     "weights, speeds, max_force, noise, view_angle, max_turn, "
+				     "target and bounds.margin can)", kv->string);
+				goto fail;
+			}
+			val = cJSON_PrintUnformatted(kv);
+			text = val ? malloc(strlen(kv->string) + strlen(val) + 2) : NULL;
+			if (text == NULL) {
+				free(val);
+				util_err_set(c->err, "out of memory");
+				goto fail;
+			}
+			sprintf(text, "%s=%s", kv->string, val);
+			free(val);
+			ov.text = text;
+			ov.label = NULL;
+			snprintf(file, sizeof file, "%s: schedule[%d].set", c->file, i);
+			sub.file = file;
+			sub.ov = &ov;
+			sub.n_ov = 0;
+			if (apply_override(&sub, work, text) != 0) {
+				free(text);
+				goto fail;
+			}
+			free(text);
+		}
+		snprintf(file, sizeof file, "%s: schedule[%d]", c->file, i);
+		sub.file = file;
+		sub.ov = NULL;
+		sub.n_ov = 0;
+		if (validate(&sub, work, &stage->sc) != 0)
+			goto fail;
+		sc->n_stages = ++i;
+	}
+	cJSON_Delete(work);
+	return 0;
+fail:
+	cJSON_Delete(work);
+	return -1;
+}
+
 /* One note for each key given that the model ignores. */
 static int note_unused(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
@@ -563,13 +831,41 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	}
 	if (read_real(c, root, "bounds.margin", 0, 0, VM, 0.1 * side_min, &sc->margin))
 		return -1;
+	if (read_real(c, root, "speed.variation", 0, 0, 0.999, 0.0, &sc->speed_variation) ||
+	    read_real(c, root, "speed.noise.amplitude", 0, 0, 0.999, 0.0, &sc->speed_noise_amp) ||
+	    read_real(c, root, "speed.noise.period", 0, 1, VM, 10.0, &sc->speed_noise_period))
+		return -1;
 	n = lookup(root, "target");
 	if (n) {
-		rc = read_vec(c, root, "target.position", sc->dims, 1, sc->target);
-		if (rc != 0)
+		sc->has_wander = lookup(root, "target.wander") != NULL;
+		if (sc->has_wander) {
+			if (read_vec(c, root, "target.wander.min", sc->dims, 1, sc->wander_min) ||
+			    read_vec(c, root, "target.wander.max", sc->dims, 1, sc->wander_max) ||
+			    read_real(c, root, "target.wander.interval", 1, 0, VM, 100.0,
+				      &sc->wander_interval))
+				return -1;
+			for (d = 0; d < sc->dims; d++)
+				if (!(sc->wander_max[d] > sc->wander_min[d])) {
+					char p[48];
+
+					snprintf(p, sizeof p, "target.wander.max[%d]", d);
+					fail(c, p, "must be greater than target.wander.min[%d]", d);
+					return -1;
+				}
+		}
+		/* Without a position, a wandering target starts at its first draw. */
+		rc = read_vec(c, root, "target.position", sc->dims, !sc->has_wander, sc->target);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			for (d = 0; d < sc->dims; d++)
+				sc->target[d] = (sc->wander_min[d] + sc->wander_max[d]) / 2;
+		if (read_real(c, root, "target.radius", 0, 0, VM, 0.0, &sc->target_radius))
 			return -1;
 		sc->has_target = 1;
 	}
+	if (parse_attractors(c, root, sc) != 0)
+		return -1;
 	/* Unbounded flocks drift: keep every reachable coordinate well inside
 	 * binary32 range (squared distances of 1e19 would overflow it). */
 	if (sc->mode == BOUNDS_NONE || sc->mode == BOUNDS_STEER) {
@@ -599,7 +895,7 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		     phys / 1073741824.0);
 		return -1;
 	}
-	if (note_unused(c, root, sc) != 0)
+	if (note_unused(c, root, sc) != 0 || parse_schedule(c, root, sc) != 0)
 		return -1;
 	n = lookup(root, "description");
 	if (n) {
@@ -872,6 +1168,18 @@ void scenario_free(struct scenario *sc)
 {
 	int i;
 
+	for (i = 0; i < sc->n_attractors; i++) {
+		free(sc->attractors[i].steps);
+		free(sc->attractors[i].pos);
+	}
+	free(sc->attractors);
+	sc->attractors = NULL;
+	sc->n_attractors = 0;
+	for (i = 0; i < sc->n_stages; i++)
+		scenario_free(&sc->stages[i].sc);
+	free(sc->stages);
+	sc->stages = NULL;
+	sc->n_stages = 0;
 	free(sc->description);
 	sc->description = NULL;
 	for (i = 0; i < sc->n_notes; i++)

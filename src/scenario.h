@@ -24,6 +24,21 @@ enum bounds_mode { BOUNDS_WRAP = 0, BOUNDS_REFLECT, BOUNDS_STEER, BOUNDS_NONE };
 enum model_kind { MODEL_REYNOLDS = 0, MODEL_SIMPLE, MODEL_VICSEK, MODEL_COUZIN };
 #define SCENARIO_NOTES_MAX 16
 
+#define SCENARIO_ATTRACTORS_MAX 64
+#define SCENARIO_WAYPOINTS_MAX 1024
+#define SCENARIO_STAGES_MAX 1024
+
+/* A point that attracts (strength > 0) or repels (< 0) boids within range;
+ * fixed (one point) or moving linearly between waypoints. */
+struct scenario_attractor {
+	double strength, range;
+	int n_points;
+	uint64_t *steps;          /* n_points, increasing; [0] = 0 when fixed */
+	double (*pos)[3];
+};
+
+struct scenario_stage;
+
 struct scenario {
 	int dims;                 /* 2 or 3 */
 	uint64_t count;
@@ -46,10 +61,27 @@ struct scenario {
 	double noise;             /* radians: Vicsek's eta (full width), Couzin's sigma */
 	double view_angle;        /* degrees, (0, 360]; 360 sees all round */
 	double max_turn;          /* degrees per unit time; 0 = unlimited */
+	double speed_variation;   /* per-boid cruise speed spread, [0, 1) */
+	double speed_noise_amp;   /* smooth per-boid speed fluctuation, [0, 1) */
+	double speed_noise_period;
+	double target_radius;     /* the target pulls only beyond this distance */
+	int has_wander;           /* the target jumps within a region */
+	double wander_min[3], wander_max[3], wander_interval;
+	int n_attractors;
+	struct scenario_attractor *attractors;
+	/* The parameter schedule: stage k's parameters apply from its step on
+	 * (the state at step+1 is the first computed with them). */
+	int n_stages;
+	struct scenario_stage *stages;
 	/* Keys given that the model does not use, one note each, for the
 	 * caller to report (a sweep over such a key would change nothing). */
 	char *notes[SCENARIO_NOTES_MAX];
 	int n_notes;
+};
+
+struct scenario_stage {
+	uint64_t step;
+	struct scenario sc;       /* the whole scenario as it is from step on */
 };
 
 /* A command-line override "dotted.path=value"; value is JSON, or a bare

@@ -5,11 +5,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "rng.h"
+
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     struct util_err *err)
 {
 	memset(s, 0, sizeof *s);
 	s->sc = sc;
+	s->cur = sc;
 	s->search = search;
 	rules_params_init(&s->rp, sc);
 	if (flock_init(&s->flock, sc, err) != 0)
@@ -30,8 +33,48 @@ void sim_free(struct sim *s)
 	s->seen = NULL;
 }
 
+/* The scheduled parameters from this step on. Only parameters change (the
+ * schedule cannot touch the count, box or seed); the wandering target keeps
+ * its place, and the grid's cells follow the largest radius. */
+static void enter_stage(struct sim *s, const struct scenario *st)
+{
+	double target[3];
+
+	memcpy(target, s->rp.target, sizeof target);
+	rules_params_init(&s->rp, st);
+	if (s->sc->has_wander)
+		memcpy(s->rp.target, target, sizeof target);
+	if (s->search == SIM_GRID)
+		s->grid.cell_min = scenario_max_radius(st) * GRID_CELL_SLACK;
+	s->cur = st;
+}
+
+/* The wandering target jumps, at each step with probability 1/interval, to
+ * a point uniform in its region; a pure function of (seed, step). */
+static void wander(struct sim *s)
+{
+	const struct scenario *sc = s->sc;
+	uint32_t r[4], q[4];
+	int d;
+
+	rng_draw4(sc->seed, RNG_WANDER, 0, 0, s->step, r);
+	if (!(rng_unit(r[0], r[1]) * sc->wander_interval < 1.0))
+		return;
+	for (d = 0; d < sc->dims; d++) {
+		rng_draw4(sc->seed, RNG_WANDER, 1 + (uint32_t)d, 0, s->step, q);
+		s->rp.target[d] = sc->wander_min[d] +
+				  rng_unit(q[0], q[1]) * (sc->wander_max[d] - sc->wander_min[d]);
+	}
+}
+
 void sim_step(struct sim *s)
 {
+	while (s->next_stage < s->sc->n_stages &&
+	       s->sc->stages[s->next_stage].step <= s->step)
+		enter_stage(s, &s->sc->stages[s->next_stage++].sc);
+	if (s->sc->has_wander && s->step > 0)
+		wander(s);
+	rules_set_step(&s->rp, s->step);
 	if (s->search == SIM_GRID) {
 		grid_build(&s->grid, &s->flock);
 		grid_step(&s->grid, &s->flock, &s->rp, s->step);
@@ -46,8 +89,8 @@ int sim_check(struct sim *s, struct util_err *err)
 {
 	const struct flock *f = &s->flock;
 	const struct bounds *b = &s->rp.box;
-	double lo = s->sc->speed_min * (1.0 - SIM_SPEED_TOL);
-	double hi = s->sc->speed_max * (1.0 + SIM_SPEED_TOL);
+	double lo = s->cur->speed_min * (1.0 - SIM_SPEED_TOL);
+	double hi = s->cur->speed_max * (1.0 + SIM_SPEED_TOL);
 	size_t k;
 	int d;
 
@@ -83,10 +126,10 @@ int sim_check(struct sim *s, struct util_err *err)
 		}
 		sp = sqrt(v2);
 		/* A boid may stand still only when speed.min allows it. */
-		if (sp > hi || (sp < lo && !(sp == 0.0 && s->sc->speed_min == 0.0))) {
+		if (sp > hi || (sp < lo && !(sp == 0.0 && s->cur->speed_min == 0.0))) {
 			util_err_set(err, "step %llu: boid %u has speed %.9g outside [%g, %g]",
 				     (unsigned long long)s->step, id, sp,
-				     s->sc->speed_min, s->sc->speed_max);
+				     s->cur->speed_min, s->cur->speed_max);
 			return -1;
 		}
 	}

@@ -20,6 +20,8 @@ struct sim {
 	struct rules_params rp;
 	enum sim_search search;
 	uint64_t step;
+	const struct scenario *cur; /* the parameters in force: sc or a stage */
+	int next_stage;             /* the next entry of sc's schedule */
 	unsigned char *seen; /* scratch for sim_check */
 };
 

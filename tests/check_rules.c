@@ -38,7 +38,7 @@ START_TEST(test_separation_one_neighbour)
 	rules_acc_init(&a);
 	add(&a, &rp, 1, 0, 0, 0, 1, 0);
 	ck_assert_uint_eq(a.n_sep, 1);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	/* desired (-1, 0) at speed 1, minus v = (-1.5, 0), times weight 1.5 */
 	ck_assert_double_eq(acc[0], -2.25);
 	ck_assert_double_eq(acc[1], 0.0);
@@ -62,7 +62,7 @@ START_TEST(test_separation_two_neighbours)
 	add(&a, &rp, 0, 2, 0, 0, 0, 0);  /* pushes by (0, -2)/4: nearer pushes harder */
 	ck_assert_float_eq(a.sep[0], -1.0f);
 	ck_assert_float_eq(a.sep[1], -0.5f);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	ck_assert_double_eq_tol(acc[0], -2.0 / sqrt(5.0), 1e-12);
 	ck_assert_double_eq_tol(acc[1], -1.0 / sqrt(5.0), 1e-12);
 	scenario_free(&sc);
@@ -83,7 +83,7 @@ START_TEST(test_alignment_two_neighbours_truncated)
 	add(&a, &rp, 1, 1, 0, 1, 0, 0);
 	add(&a, &rp, -1, 1, 0, 0, 1, 0);
 	ck_assert_uint_eq(a.n_ali, 2);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	/* mean (0.5, 0.5) -> speed 1 along (1,1) -> truncated to 0.5 -> x2 */
 	ck_assert_double_eq_tol(acc[0], 1.0 / sqrt(2.0), 1e-12);
 	ck_assert_double_eq_tol(acc[1], 1.0 / sqrt(2.0), 1e-12);
@@ -105,7 +105,7 @@ START_TEST(test_cohesion_two_neighbours)
 	rules_acc_init(&a);
 	add(&a, &rp, 2, 0, 0, 0, 0, 0);
 	add(&a, &rp, 0, 2, 0, 0, 0, 0);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	/* mean displacement (1, 1) -> (sqrt 2, sqrt 2) at speed 2, minus v */
 	ck_assert_double_eq_tol(acc[0], sqrt(2.0) - 0.25, 1e-12);
 	ck_assert_double_eq_tol(acc[1], sqrt(2.0), 1e-12);
@@ -142,7 +142,7 @@ START_TEST(test_coincident_boids)
 	params("{" BOX2 "}}", &sc, &rp);
 	rules_acc_init(&a);
 	add(&a, &rp, 0, 0, 0, 0, 0, 0);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	ck_assert_uint_eq(a.n_sep, 0); /* no direction to push along */
 	ck_assert_uint_eq(a.n_coh, 1);
 	ck_assert(acc[0] == 0.0 && acc[1] == 0.0); /* zero desired: no force, no NaN */
@@ -163,7 +163,7 @@ START_TEST(test_cohesion_3d)
 	       "\"cohesion\": 3}, \"max_force\": 10}", &sc, &rp);
 	rules_acc_init(&a);
 	add(&a, &rp, 0, 0, 2, 0, 0, 0);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	ck_assert_double_eq(acc[0], 0.0);
 	ck_assert_double_eq(acc[1], 0.0);
 	ck_assert_double_eq(acc[2], 3.0);
@@ -179,7 +179,7 @@ START_TEST(test_steer_zero_desired)
 	float vel[3] = {0.3f, 0.1f, 0};
 
 	params("{" BOX2 "}}", &sc, &rp);
-	rules_steer(&rp, desired, vel, f);
+	rules_steer(&rp, desired, vel, sc.speed_max, f);
 	ck_assert(f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0);
 	scenario_free(&sc);
 }
@@ -196,7 +196,7 @@ START_TEST(test_target_across_edge)
 	/* From x=1 the target at x=9 is nearer through the wrapped edge. */
 	params("{" BOX2 "}, \"target\": {\"position\": [9, 5]}, \"max_force\": 10}", &sc, &rp);
 	rules_acc_init(&a);
-	rules_acceleration(&rp, &a, pos, vel, acc);
+	rules_acceleration(&rp, &a, pos, vel, sc.speed_max, acc);
 	ck_assert_double_eq(acc[0], -1.0);
 	ck_assert_double_eq(acc[1], 0.0);
 	scenario_free(&sc);
@@ -214,10 +214,10 @@ START_TEST(test_steer_walls)
 	params("{" BOX2 ", \"mode\": \"steer\", \"margin\": 1}, \"weights\": {\"bounds\": 2},"
 	       "\"max_force\": 10}", &sc, &rp);
 	rules_acc_init(&a);
-	rules_acceleration(&rp, &a, near_lo, vel, acc);
+	rules_acceleration(&rp, &a, near_lo, vel, sc.speed_max, acc);
 	ck_assert_double_eq(acc[0], 2.0);
 	ck_assert_double_eq(acc[1], 0.0);
-	rules_acceleration(&rp, &a, middle, vel, acc);
+	rules_acceleration(&rp, &a, middle, vel, sc.speed_max, acc);
 	ck_assert_double_eq(acc[0], 0.0);
 	scenario_free(&sc);
 }
@@ -235,7 +235,7 @@ static void integrate(const char *extra, const float p[3], const float v[3],
 	snprintf(text, sizeof text, "{" BOX2 "%s}", extra);
 	params(text, &sc, &rp);
 	integrate_params_init(&ip, &sc, &rp.box);
-	integrate_boid(&ip, a, p, v, po, vo);
+	integrate_boid(&ip, a, p, v, sc.speed_max, po, vo);
 	scenario_free(&sc);
 }
 
