@@ -2,10 +2,12 @@
 """Read boidsim trajectories into numpy arrays.
 
 boidsim writes a run's trajectory as a binary file (``.bin``, format version
-1, described in boidsim-trajectory(5)), as CSV (``.csv``) or as gzip'd CSV
-(``.csv.gz``). This module reads all three; it needs only numpy. The format
-is detected from the file's first bytes, so a renamed file (or a CSV run's
-``.partial`` leftover) still reads.
+2, described in boidsim-trajectory(5); version 1 files still read), as CSV
+(``.csv``) or as gzip'd CSV (``.csv.gz``). This module reads all three, with
+every codec of the binary format (lossless byte planes, XOR deltas, and the
+lossy quantised frames of ``output.precision``); it needs only numpy. The
+format is detected from the file's first bytes, so a renamed file (or a CSV
+run's ``.partial`` leftover) still reads.
 
 From a notebook::
 
@@ -13,7 +15,7 @@ From a notebook::
     import boidsim_traj
 
     t = boidsim_traj.open_trajectory("run.bin")
-    t.header            # {'version': 1, 'dims': 2, 'count': 3000, 'seed': 1, ...}
+    t.header            # {'version': 2, 'dims': 2, 'count': 3000, 'seed': 1, ...}
     t.scenario          # the effective scenario as a dict (None for CSV)
 
     # Everything at once: steps (F,), positions and velocities (F, N, dims)
@@ -25,14 +27,18 @@ From a notebook::
 
 Positions and velocities are float32 arrays of shape (count, dims), row i
 being boid i. ``t.frame_count()`` counts the frames; for a binary file,
-``t.read_frame(k)`` reads frame k alone (negative k counts from the end).
+``t.read_frame(k)`` reads frame k (negative k counts from the end) without
+reading the frames before its key frame: through the frame index at the end
+of a complete file, or else by a scan of the frame headers.
 
 ``t.header`` holds version, dims, count, seed, generator and, once the end
 of the file has been reached (by reading or by frame_count), status:
 "complete", "interrupted" (stopped by SIGINT/SIGTERM, marked in the end
-record) or "missing" (no end record), with complete True or False. A CSV
-carries no version, seed, generator or status: those stay None, and so
-does ``t.scenario``.
+record) or "missing" (no end record), with complete True or False, and
+indexed (whether a frame index was found and matched). precision is None
+until a lossy frame is read, then its precision: every value of such a
+frame is within precision/2 of the simulation's. A CSV carries no version,
+seed, generator or status: those stay None, and so does ``t.scenario``.
 
 Binary files are checked as they are read: every CRC is verified, and a
 damaged record raises TrajectoryError (a ValueError) naming the frame. A
@@ -58,15 +64,27 @@ __all__ = ["open_trajectory", "TrajectoryError", "BinaryTrajectory", "CsvTraject
 
 MAGIC = b"\x89BOID\r\n\x1a"
 GZIP_MAGIC = b"\x1f\x8b"
-VERSION = 1
-CODEC_ZLIB_F32 = 0
+VERSIONS = (1, 2)
+VERSION = 2
+CODEC_ZLIB_F32 = 0       # key: one zlib stream of the float32 arrays (version 1)
+CODEC_SHUFFLE = 1        # key: float32 byte planes, chunked zlib
+CODEC_XOR = 2            # delta: as 1, the bits XOR the previous frame's
+CODEC_QUANT = 3          # key, lossy: integer multiples of the precision
+CODEC_QUANT_DELTA = 4    # delta, lossy: differences of those integers
+_KEY_CODECS = (CODEC_ZLIB_F32, CODEC_SHUFFLE, CODEC_QUANT)
 
 # Layouts, all little-endian; see src/traj.h.
 _HEADER = struct.Struct("<8sHHIQQIII")       # magic .. scenario length: 44 bytes
 _FRAME = struct.Struct("<4sQIIQQI")          # tag, step, count, codec, raw, payload, crc
 _END = struct.Struct("<4sIQQI")              # tag, status, frames, last step, crc
+_INDEX_HEAD = struct.Struct("<4sQ")          # tag, entries; then entries and a CRC
+_INDEX_ENTRY = np.dtype([("step", "<u8"), ("offset", "<u8"), ("codec", "<u4"), ("back", "<u4")])
+_EXCEPTION = np.dtype([("slot", "<u8"), ("bits", "<u4")])
+_QUANT_PRELUDE = struct.Struct("<dQ")        # precision, exceptions; then plane counts
 _GENERATOR_MAX = 4096
 _SCENARIO_MAX = 16 << 20
+_CHUNK_MIN, _CHUNK_MAX = 64, 1 << 30
+_PRECISION_MAX = 1e9
 _STATUS_NAMES = {0: "complete", 1: "interrupted"}
 
 
@@ -78,6 +96,13 @@ class TrajectoryError(ValueError):
 def _compress_bound(n):
     """zlib's compressBound: no honest payload is longer than this."""
     return n + (n >> 12) + (n >> 14) + (n >> 25) + 13
+
+
+def _payload_max(n):
+    """The longest honest chunked payload of an n-byte stream: chunks of at
+    least 64 bytes, each within compressBound, and the chunk table."""
+    chunks = -(-n // _CHUNK_MIN)
+    return 8 + 17 * chunks + _compress_bound(n)
 
 
 def open_trajectory(path, strict=True):
@@ -158,12 +183,23 @@ class _Trajectory:
                                              self.header.get("count"))
 
 
+class _Entry(tuple):
+    """What is known of a frame without decoding it: (offset, step, codec,
+    back), back being how many frames before it its key frame is."""
+    __slots__ = ()
+    offset = property(lambda self: self[0])
+    step = property(lambda self: self[1])
+    codec = property(lambda self: self[2])
+    back = property(lambda self: self[3])
+
+
 class BinaryTrajectory(_Trajectory):
-    """A trajectory in boidsim's binary format, version 1."""
+    """A trajectory in boidsim's binary format, version 1 or 2."""
 
     def __init__(self, path, strict=True):
         super().__init__(path, strict)
         self._index = None
+        self._cache = None          # (frame index, decoder state) of the last frame read
         with open(path, "rb") as f:
             fixed = f.read(_HEADER.size)
             if len(fixed) < _HEADER.size:
@@ -172,9 +208,12 @@ class BinaryTrajectory(_Trajectory):
              jlen) = _HEADER.unpack(fixed)
             if magic != MAGIC:
                 raise TrajectoryError("%s: not a boidsim binary trajectory (bad magic)" % path)
-            if version != VERSION:
-                raise TrajectoryError("%s: format version %d, this reader knows %d"
-                                      % (path, version, VERSION))
+            if version not in VERSIONS:
+                raise TrajectoryError("%s: format version %d, this reader knows %d to %d"
+                                      % (path, version, VERSIONS[0], VERSIONS[-1]))
+            if flags != 0:
+                raise TrajectoryError("%s: header flags 0x%x are unknown to this reader"
+                                      % (path, flags))
             if (dims not in (2, 3) or fields != 2 * dims or not 0 < count < 2**32
                     or glen > _GENERATOR_MAX or jlen > _SCENARIO_MAX):
                 raise TrajectoryError("%s: damaged header" % path)
@@ -190,16 +229,19 @@ class BinaryTrajectory(_Trajectory):
             self.scenario = json.loads(strings[glen:].decode("utf-8")) if jlen else None
         except (UnicodeDecodeError, ValueError) as e:
             raise TrajectoryError("%s: embedded scenario is not valid JSON: %s" % (path, e))
+        self._fields = fields
         self._raw_len = count * fields * 4
         self.header = {"format": "bin", "version": version, "dims": dims,
                        "count": count, "seed": seed, "flags": flags,
                        "generator": generator, "status": None, "complete": None,
-                       "frames": None}
+                       "frames": None, "indexed": None, "precision": None}
 
     def _record_end(self, status, frames):
         self.header["status"] = status
         self.header["complete"] = status == "complete"
         self.header["frames"] = frames
+        if self.header["indexed"] is None:
+            self.header["indexed"] = False
 
     def _cut_in_frame(self, index):
         self._cut("%s: file cut short in frame %d (%d complete frames)"
@@ -223,97 +265,270 @@ class BinaryTrajectory(_Trajectory):
             raise TrajectoryError("%s: data after the end record" % self.path)
         self._record_end(_STATUS_NAMES[status], frames)
 
-    def _frame_header(self, f, index, last_step):
-        """Reads the next record's 40-byte header. Returns (header bytes,
-        step, payload length), or None at the end of the frames (the end
-        record checked against index and last_step) or where the file is
-        cut short (non-strict)."""
-        tag = f.read(4)
-        if not tag:
-            self._record_end("missing", index)    # killed run: no end record
-            return None
-        if len(tag) < 4:
-            self._cut_in_frame(index)
-            return None
-        if tag == b"TEND":
-            self._read_end(f, tag, index, last_step)
-            return None
-        if tag != b"FRAM":
-            raise TrajectoryError("%s: frame %d: bad record tag %r" % (self.path, index, tag))
+    def _read_index_record(self, f, tag, seen):
+        """The frame index (tag already read), met after the frames: its CRC,
+        and every entry equal to what the frames said. False when cut."""
+        rest = f.read(_INDEX_HEAD.size - 4)
+        if len(rest) == _INDEX_HEAD.size - 4:
+            n = _INDEX_HEAD.unpack(tag + rest)[1]
+            if n != len(seen):
+                raise TrajectoryError("%s: damaged frame index: %d entries for %d frames"
+                                      % (self.path, n, len(seen)))
+            body = f.read(n * _INDEX_ENTRY.itemsize + 4)
+            if len(body) == n * _INDEX_ENTRY.itemsize + 4:
+                crc = struct.unpack("<I", body[-4:])[0]
+                if zlib.crc32(body[:-4], zlib.crc32(tag + rest)) != crc:
+                    raise TrajectoryError("%s: frame index CRC mismatch" % self.path)
+                e = np.frombuffer(body[:-4], _INDEX_ENTRY)
+                want = np.array([(s, o, c, b) for o, s, c, b in seen], _INDEX_ENTRY)
+                if not np.array_equal(e, want):
+                    raise TrajectoryError("%s: damaged frame index: it differs from the "
+                                          "frames" % self.path)
+                self.header["indexed"] = True
+                return True
+        self._cut("%s: frame index cut short after %d frames" % (self.path, len(seen)))
+        self._record_end("missing", len(seen))
+        return False
+
+    def _frame_header(self, f, seen):
+        """Reads the next record's 40-byte header, seen being the entries of
+        the frames before it. Returns (header bytes, entry, payload length),
+        or None at the end of the frames (the frame index and end record
+        checked) or where the file is cut short (non-strict)."""
+        index = len(seen)
+        last_step = seen[-1].step if seen else None
+        after_index = False
+        while True:
+            offset = f.tell()
+            tag = f.read(4)
+            if not tag:
+                self._record_end("missing", index)    # killed run: no end record
+                return None
+            if len(tag) < 4:
+                self._cut_in_frame(index)
+                return None
+            if tag == b"TEND":
+                self._read_end(f, tag, index, last_step)
+                return None
+            if tag == b"FIDX" and self.header["version"] >= 2 and not after_index:
+                if not self._read_index_record(f, tag, seen):
+                    return None
+                after_index = True
+                continue
+            if tag != b"FRAM" or after_index:
+                raise TrajectoryError("%s: frame %d: bad record tag %r" % (self.path, index, tag))
+            break
         rest = f.read(_FRAME.size - 4)
         if len(rest) < _FRAME.size - 4:
             self._cut_in_frame(index)
             return None
         hdr = tag + rest
-        _, step, count, codec, raw_len, zlen, _ = _FRAME.unpack(hdr)
-        if (count != self.count or codec != CODEC_ZLIB_F32 or raw_len != self._raw_len
-                or zlen > _compress_bound(raw_len)):
-            raise TrajectoryError("%s: frame %d: damaged frame header" % (self.path, index))
-        return hdr, step, zlen
+        self._check_frame_header(hdr, index)
+        _, step, _, codec, _, zlen, _ = _FRAME.unpack(hdr)
+        if codec in _KEY_CODECS:
+            back = 0
+        elif seen:
+            back = seen[-1].back + 1
+        else:
+            raise TrajectoryError("%s: frame 0: a delta frame without the frame it depends on"
+                                  % self.path)
+        return hdr, _Entry((offset, step, codec, back)), zlen
 
-    def _decode(self, hdr, payload, index, step):
-        crc = _FRAME.unpack(hdr)[6]
+    def _check_frame_header(self, hdr, index):
+        _, step, count, codec, raw_len, zlen, _ = _FRAME.unpack(hdr)
+        ok = count == self.count and (codec == CODEC_ZLIB_F32 or
+                                      (self.header["version"] >= 2 and codec <= CODEC_QUANT_DELTA))
+        if ok and codec <= CODEC_XOR:
+            ok = raw_len == self._raw_len
+        elif ok:
+            ok = (_QUANT_PRELUDE.size + self._fields <= raw_len
+                  <= _QUANT_PRELUDE.size + self._fields + self.count * self._fields * 20)
+        if ok:
+            ok = (zlen <= _compress_bound(raw_len) if codec == CODEC_ZLIB_F32
+                  else 8 <= zlen <= _payload_max(raw_len))
+        if not ok:
+            raise TrajectoryError("%s: frame %d: damaged frame header" % (self.path, index))
+
+    def _inflate(self, data, size, index, step):
+        d = zlib.decompressobj()
+        try:
+            out = d.decompress(data, size + 1)
+        except zlib.error:
+            out = b""
+        if len(out) != size or not d.eof or d.unused_data or d.unconsumed_tail:
+            raise TrajectoryError("%s: frame %d (step %d): payload does not decompress"
+                                  % (self.path, index, step))
+        return out
+
+    def _unchunk(self, payload, raw_len, index, step):
+        """The chunked payload of codecs 1 to 4: the stream it holds."""
+        csize, n = struct.unpack_from("<II", payload, 0)
+        if (not _CHUNK_MIN <= csize <= _CHUNK_MAX or n != -(-raw_len // csize)
+                or 8 + 4 * n > len(payload)):
+            raise TrajectoryError("%s: frame %d: damaged chunk table" % (self.path, index))
+        lens = np.frombuffer(payload, "<u4", n, 8).astype(np.int64)
+        if 8 + 4 * n + int(lens.sum()) != len(payload):
+            raise TrajectoryError("%s: frame %d: damaged chunk table" % (self.path, index))
+        out, off = [], 8 + 4 * n
+        for k, ln in enumerate(lens.tolist()):
+            out.append(self._inflate(payload[off:off + ln], min(csize, raw_len - k * csize),
+                                     index, step))
+            off += ln
+        return b"".join(out)
+
+    def _decode(self, hdr, payload, index, step, state):
+        """Checks the CRC and decodes the payload, state being the decoder
+        state after the frame before (None when there is none). Returns
+        (positions, velocities, the new state)."""
+        _, _, n, codec, raw_len, _, crc = _FRAME.unpack(hdr)
         if zlib.crc32(payload, zlib.crc32(hdr[:36])) != crc:
             raise TrajectoryError("%s: frame %d (step %d): CRC mismatch"
                                   % (self.path, index, step))
-        try:
-            raw = zlib.decompress(payload)
-        except zlib.error:
-            raw = b""
-        if len(raw) != self._raw_len:
-            raise TrajectoryError("%s: frame %d (step %d): payload does not decompress"
-                                  % (self.path, index, step))
-        # Field after field: x, y, [z], vx, vy, [vz]. The copies come out
-        # row per boid, in native byte order, and writable.
-        a = np.frombuffer(raw, dtype="<f4").reshape(2 * self.dims, self.count)
-        return (np.ascontiguousarray(a[:self.dims].T, dtype=np.float32),
-                np.ascontiguousarray(a[self.dims:].T, dtype=np.float32))
+        nf = self._fields
+        if codec not in _KEY_CODECS and state is None:
+            raise TrajectoryError("%s: frame %d: a delta frame without the frame it depends on"
+                                  % (self.path, index))
+        q = prec = None
+        if codec == CODEC_ZLIB_F32:
+            raw = self._inflate(payload, raw_len, index, step)
+            bits = np.frombuffer(raw, "<u4").reshape(nf, n).astype(np.uint32)
+        else:
+            t = np.frombuffer(self._unchunk(payload, raw_len, index, step), np.uint8)
+            if codec <= CODEC_XOR:
+                p = t.reshape(nf, 4, n).astype(np.uint32)
+                bits = p[:, 0] | p[:, 1] << 8 | p[:, 2] << 16 | p[:, 3] << 24
+                if codec == CODEC_XOR:
+                    bits ^= state[0]
+            else:
+                bits, q, prec = self._unquantise(t, codec, index, state)
+        pos = np.ascontiguousarray(bits[:self.dims].T).view(np.float32)
+        vel = np.ascontiguousarray(bits[self.dims:].T).view(np.float32)
+        return pos, vel, (bits, q, prec)
+
+    def _unquantise(self, t, codec, index, state):
+        """Codecs 3 and 4: integers of the precision back to float32 bits."""
+        nf, n = self._fields, self.count
+        prec, nexc = _QUANT_PRELUDE.unpack_from(t, 0)
+        ks = t[_QUANT_PRELUDE.size:_QUANT_PRELUDE.size + nf].astype(np.int64)
+        start = _QUANT_PRELUDE.size + nf
+        if (not 0 < prec <= _PRECISION_MAX or (ks > 8).any() or nexc > nf * n
+                or len(t) != start + int(ks.sum()) * n + nexc * _EXCEPTION.itemsize):
+            raise TrajectoryError("%s: frame %d: damaged lossy frame" % (self.path, index))
+        if codec == CODEC_QUANT_DELTA and (state is None or state[1] is None
+                                           or state[2] != prec):
+            raise TrajectoryError("%s: frame %d: a lossy delta frame without the lossy frame "
+                                  "of the same precision it depends on" % (self.path, index))
+        q = np.zeros((nf, n), np.uint64)
+        off = start
+        for f in range(nf):
+            for b in range(int(ks[f])):
+                q[f] |= t[off:off + n].astype(np.uint64) << np.uint64(8 * b)
+                off += n
+        # Zigzag back to two's complement differences; uint64 wraps as the
+        # format's arithmetic does.
+        q = (q >> np.uint64(1)) ^ (np.uint64(0) - (q & np.uint64(1)))
+        if codec == CODEC_QUANT_DELTA:
+            q += state[1]
+        # To binary64 (exact within 2^53), times the precision, to binary32:
+        # each step rounds to nearest even, as the format says.
+        vals = (q.view(np.int64).astype(np.float64) * prec).astype(np.float32)
+        bits = vals.view(np.uint32)
+        if nexc:
+            e = np.frombuffer(t.tobytes()[off:], _EXCEPTION)
+            slots = e["slot"].astype(np.uint64)
+            if (slots >= nf * n).any() or (np.diff(slots.astype(np.float64)) <= 0).any():
+                raise TrajectoryError("%s: frame %d: damaged lossy frame" % (self.path, index))
+            bits.reshape(-1)[slots.astype(np.int64)] = e["bits"]
+        self.header["precision"] = prec
+        return bits, q, prec
 
     def iter_frames(self):
         """Yields (step, positions (N, dims), velocities (N, dims)), one frame
         at a time, checking each frame's CRC."""
         self.truncated = False
-        last_step = None
+        seen, state = [], None
         with open(self.path, "rb") as f:
             f.seek(self._data_start)
-            index = 0
             while True:
-                got = self._frame_header(f, index, last_step)
+                got = self._frame_header(f, seen)
                 if got is None:
                     return
-                hdr, step, zlen = got
+                hdr, entry, zlen = got
                 payload = f.read(zlen)
                 if len(payload) < zlen:
-                    self._cut_in_frame(index)
+                    self._cut_in_frame(len(seen))
                     return
-                pos, vel = self._decode(hdr, payload, index, step)
-                last_step = step
-                index += 1
-                yield step, pos, vel
+                pos, vel, state = self._decode(hdr, payload, len(seen), entry.step, state)
+                seen.append(entry)
+                yield entry.step, pos, vel
+
+    def _load_frame_index(self):
+        """The frame index at the end of a complete version 2 file, as a list
+        of entries, or None when there is none. Raises when it is damaged."""
+        if self.header["version"] < 2:
+            return None
+        with open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < self._data_start + 16 + _END.size:
+                return None
+            f.seek(size - _END.size)
+            end = f.read(_END.size)
+            tag, status, n, last, crc = _END.unpack(end)
+            if tag != b"TEND" or crc != zlib.crc32(end[:24]) or status not in _STATUS_NAMES:
+                return None
+            length = 16 + n * _INDEX_ENTRY.itemsize
+            off = size - _END.size - length
+            if n > size // (_INDEX_ENTRY.itemsize + _FRAME.size) or off < self._data_start:
+                return None
+            f.seek(off)
+            rec = f.read(length)
+        tag, m = _INDEX_HEAD.unpack_from(rec, 0)
+        if tag != b"FIDX" or m != n:
+            return None
+        if zlib.crc32(rec[:-4]) != struct.unpack("<I", rec[-4:])[0]:
+            raise TrajectoryError("%s: frame index CRC mismatch" % self.path)
+        e = np.frombuffer(rec[12:-4], _INDEX_ENTRY)
+        entries = [_Entry((int(o), int(s), int(c), int(b)))
+                   for s, o, c, b in e.tolist()]
+        prev = None
+        for k, x in enumerate(entries):
+            lo = prev.offset + _FRAME.size if prev else self._data_start
+            if (not lo <= x.offset <= off - _FRAME.size or x.codec > CODEC_QUANT_DELTA
+                    or (x.back == 0) != (x.codec in _KEY_CODECS)
+                    or (x.back and (prev is None or prev.back != x.back - 1))):
+                raise TrajectoryError("%s: damaged frame index at entry %d" % (self.path, k))
+            prev = x
+        if entries and entries[-1].step != last:
+            raise TrajectoryError("%s: damaged frame index: last step" % self.path)
+        self._record_end(_STATUS_NAMES[status], n)
+        self.header["indexed"] = True
+        return entries
 
     def index(self):
-        """Scans the frame headers without decompressing anything; returns a
-        list of (file offset, step) per complete frame. Also learns how the
-        file ends (header["status"]). Payload CRCs are checked only when a
-        frame is read."""
+        """The frames' entries (offset, step, codec, back), from the frame
+        index at the end of a complete file, or else by scanning the frame
+        headers without decompressing anything. Also learns how the file
+        ends (header["status"]). Payload CRCs are checked only when a frame
+        is read."""
         if self._index is not None:
             return self._index
+        index = self._load_frame_index()
+        if index is not None:
+            self._index = index
+            return index
         index = []
-        last_step = None
         with open(self.path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             f.seek(self._data_start)
             while True:
-                offset = f.tell()
-                got = self._frame_header(f, len(index), last_step)
+                got = self._frame_header(f, index)
                 if got is None:
                     break
-                _, step, zlen = got
-                if offset + _FRAME.size + zlen > size:
+                _, entry, zlen = got
+                if entry.offset + _FRAME.size + zlen > size:
                     self._cut_in_frame(len(index))
                     break
-                index.append((offset, step))
-                last_step = step
+                index.append(entry)
                 f.seek(zlen, os.SEEK_CUR)
         self._index = index
         return index
@@ -322,18 +537,37 @@ class BinaryTrajectory(_Trajectory):
         return len(self.index())
 
     def steps(self):
-        return np.array([s for _, s in self.index()], dtype=np.int64)
+        return np.array([e.step for e in self.index()], dtype=np.int64)
 
     def read_frame(self, i):
         """Frame i (negative counts from the end) as (step, positions,
-        velocities), found through index() without reading the others."""
-        offset, step = self.index()[i]
-        i = i % len(self._index)
+        velocities), found through index(), decoding only the frames from its
+        key frame on (or from the frame read last, when that is on the way)."""
+        index = self.index()
+        entry = index[i]
+        i = i % len(index)
+        start, state = i - entry.back, None
+        if self._cache is not None and start <= self._cache[0] < i:
+            start, state = self._cache[0] + 1, self._cache[1]
         with open(self.path, "rb") as f:
-            f.seek(offset)
-            hdr = f.read(_FRAME.size)
-            payload = f.read(_FRAME.unpack(hdr)[5])
-        return (step,) + self._decode(hdr, payload, i, step)
+            for j in range(start, i + 1):
+                e = index[j]
+                f.seek(e.offset)
+                hdr = f.read(_FRAME.size)
+                if len(hdr) < _FRAME.size or hdr[:4] != b"FRAM":
+                    raise TrajectoryError("%s: frame %d is not where the index says"
+                                          % (self.path, j))
+                self._check_frame_header(hdr, j)
+                _, step, _, codec, _, zlen, _ = _FRAME.unpack(hdr)
+                if step != e.step or codec != e.codec:
+                    raise TrajectoryError("%s: frame %d is not where the index says"
+                                          % (self.path, j))
+                payload = f.read(zlen)
+                if len(payload) < zlen:
+                    raise TrajectoryError("%s: file cut short in frame %d" % (self.path, j))
+                pos, vel, state = self._decode(hdr, payload, j, step, state)
+                self._cache = (j, state)
+        return (entry.step, pos, vel)
 
     def frames_at(self, indexes):
         for i in sorted(set(indexes)):
@@ -378,7 +612,8 @@ class CsvTrajectory(_Trajectory):
                            "dims": dims, "count": None, "seed": None, "generator": None,
                            # CSV has no end record: an interrupted run is told
                            # only by the .partial name boidsim gives it.
-                           "status": None, "complete": None, "frames": None}
+                           "status": None, "complete": None, "frames": None,
+                           "indexed": None, "precision": None}
             # The count is the length of the first frame: rows until the
             # step changes.
             count = 0

@@ -62,6 +62,34 @@ static int read_all(struct traj_reader *r, float *fields[6], struct util_err *er
 	return rc;
 }
 
+/* How the frames read were stored: lossless or lossy (and at what
+ * precision), and how many frames of each codec. */
+static void print_encoding(const struct traj_reader *r)
+{
+	uint64_t lossy = traj_reader_codec_frames(r, TRAJ_CODEC_QUANT) +
+			 traj_reader_codec_frames(r, TRAJ_CODEC_QUANT_DELTA);
+	const char *sep = "";
+	uint32_t c;
+
+	if (lossy == 0)
+		printf("encoding:    lossless");
+	else if (lossy == traj_reader_frames(r))
+		printf("encoding:    lossy, precision %.17g", traj_reader_precision(r));
+	else
+		printf("encoding:    lossless and lossy (precision %.17g)", traj_reader_precision(r));
+	printf("; ");
+	for (c = 0; c < TRAJ_CODECS; c++) {
+		uint64_t n = traj_reader_codec_frames(r, c);
+
+		if (n == 0)
+			continue;
+		printf("%s%" PRIu64 " %s frame%s (%s)", sep, n,
+		       traj_codec_is_key(c) ? "key" : "delta", n == 1 ? "" : "s", traj_codec_name(c));
+		sep = ", ";
+	}
+	printf("%s\n", *sep ? "" : "no frames");
+}
+
 static void print_steps(const struct traj_reader *r)
 {
 	uint64_t n = traj_reader_frames(r);
@@ -137,7 +165,14 @@ int cmd_info(int argc, char **argv)
 		printf("seed:        %" PRIu64 "\n", h->seed);
 	printf("frames:      ");
 	print_steps(r);
-	printf("\nstatus:      ");
+	printf("\n");
+	if (h->format == TRAJ_BIN) {
+		print_encoding(r);
+		printf("index:       %s\n", traj_reader_indexed(r) ? "yes, it matches the frames" :
+		       h->version < 2 ? "no (version 1)" :
+		       rc != 0 ? "not reached (the file is damaged before it)" : "no");
+	}
+	printf("status:      ");
 	if (rc != 0)
 		printf("damaged: %s\n", err.msg);
 	else if (h->format != TRAJ_BIN)
@@ -243,6 +278,11 @@ static int parse_frames(const char *s, uint64_t sel[3])
 	return (*p == '\0' && sel[2] > 0 && sel[0] <= sel[1]) ? 0 : -1;
 }
 
+static int selected(uint64_t step, const uint64_t sel[3])
+{
+	return step >= sel[0] && step < sel[1] && (step - sel[0]) % sel[2] == 0;
+}
+
 /* "0,5,10-20": sorted, without repeats, each below count. */
 static int parse_ids(const char *s, uint64_t count, uint32_t **out, size_t *n,
 		     char *bad, size_t badlen)
@@ -316,10 +356,10 @@ int cmd_convert(int argc, char **argv)
 	float *in[6] = {0}, *sub[6] = {0};
 	uint32_t *ids = NULL;
 	size_t nids = 0, k;
-	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0;
+	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0, kf;
 	enum traj_format fmt;
 	enum traj_status st = TRAJ_COMPLETE;
-	int c, f, rc, status = 1;
+	int c, f, rc, status = 1, indexed;
 	char bad[128], generator[64];
 
 	opterr = 0;
@@ -379,15 +419,37 @@ int cmd_convert(int argc, char **argv)
 		}
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
 	w = traj_writer_open(out, fmt, h->dims, nids, h->seed, generator, h->scenario,
-			     TRAJ_ZLIB_LEVEL, &err);
+			     TRAJ_ZLIB_LEVEL, 0.0, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
 	if (ids)
 		traj_writer_set_ids(w, ids);
-	while ((rc = traj_read_frame(r, &step, in, &err)) == 1) {
-		if (step < sel[0] || step >= sel[1] || (step - sel[0]) % sel[2] != 0)
+	/* A selection of frames from a file with an index reads only those
+	 * frames (and the frames before each back to its key frame). */
+	indexed = frames ? traj_reader_load_index(r, &err) : 0;
+	if (indexed < 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		goto out;
+	}
+	for (kf = 0;; kf++) {
+		if (indexed) {
+			const struct traj_index_entry *e = traj_reader_index_entry(r, kf);
+
+			if (e == NULL) {
+				rc = 0;
+				break;
+			}
+			if (!selected(e->step, sel))
+				continue;
+			rc = traj_read_frame_at(r, kf, &step, in, &err);
+		} else {
+			rc = traj_read_frame(r, &step, in, &err);
+		}
+		if (rc != 1)
+			break;
+		if (!selected(step, sel))
 			continue;
 		for (f = 0; ids && f < 2 * h->dims; f++)
 			for (k = 0; k < nids; k++)

@@ -3,6 +3,9 @@
 #include "integrate.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "obstacles.h"
 
 void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
 			   const struct bounds *box)
@@ -12,6 +15,70 @@ void integrate_params_init(struct integrate_params *ip, const struct scenario *s
 	ip->speed_min = sc->speed_min;
 	ip->speed_max = sc->speed_max;
 	ip->box = box;
+	ip->n_obstacles = sc->n_obstacles;
+	ip->obstacles = sc->obstacles;
+}
+
+void integrate_finish(const struct integrate_params *ip, const float pos[3], double p[3],
+		      float vel[3])
+{
+	double p0[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+	int k, pass, i, hit, dims = ip->dims;
+
+	if (ip->n_obstacles == 0) {
+		bounds_apply(ip->box, p, vel);
+		return;
+	}
+	for (k = 0; k < dims; k++) {
+		p0[k] = pos[k];
+		v[k] = vel[k];
+	}
+	/* A bounce can send the rest of the move into another obstacle:
+	 * follow it a few times from each point of impact. */
+	for (pass = 0; pass < 8; pass++) {
+		hit = 0;
+		for (i = 0; i < ip->n_obstacles && !hit; i++)
+			hit = obstacle_collide(&ip->obstacles[i], dims, p0, p, v);
+		if (!hit)
+			break;
+	}
+	for (k = 0; k < dims; k++)
+		vel[k] = (float)v[k];
+	bounds_apply(ip->box, p, vel);
+	/* Whatever the walls, a corner, rounding to binary32 or a flock that
+	 * started inside did: a boid left inside goes to the nearest surface,
+	 * just outside, moving out of it. */
+	for (i = 0; i < ip->n_obstacles; i++) {
+		double q[3], pf[3] = {0, 0, 0}, n[3] = {0, 0, 0}, len = 0, vn = 0, scale = 1;
+		int inside;
+
+		for (k = 0; k < dims; k++)
+			pf[k] = (float)p[k];
+		obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
+		if (!inside)
+			continue;
+		for (k = 0; k < dims; k++) {
+			n[k] = q[k] - pf[k];
+			len += n[k] * n[k];
+			scale = fmax(scale, fabs(q[k]));
+		}
+		len = sqrt(len);
+		if (len == 0.0) {
+			n[0] = 1.0;
+			len = 1.0;
+		}
+		for (k = 0; k < dims; k++) {
+			n[k] /= len;
+			p[k] = q[k] + n[k] * 1e-5 * scale;
+			vn += (double)vel[k] * n[k];
+		}
+		if (vn < 0)
+			for (k = 0; k < dims; k++)
+				vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
+		i = -1; /* pushed out of one, maybe into another: check all again */
+		if (++pass > 64)
+			break;
+	}
 }
 
 void integrate_boid(const struct integrate_params *ip, const double acc[3],
@@ -46,7 +113,7 @@ void integrate_boid(const struct integrate_params *ip, const double acc[3],
 		vel_out[k] = (float)(v[k] * scale);
 		p[k] = (double)pos[k] + (double)vel_out[k] * ip->dt;
 	}
-	bounds_apply(ip->box, p, vel_out);
+	integrate_finish(ip, pos, p, vel_out);
 	for (k = 0; k < dims; k++)
 		pos_out[k] = (float)p[k];
 }

@@ -6,11 +6,21 @@
 #include "bounds.h"
 #include "scenario.h"
 
+struct obstacle;
+
 struct integrate_params {
 	int dims;
 	double dt, speed_min, speed_max;
 	const struct bounds *box;
+	int n_obstacles;
+	const struct obstacle *obstacles;
 };
+
+/* After a move from pos to p (double) with velocity vel: bounce off every
+ * obstacle the move would enter, then the bounds mode. No boid ends a step
+ * inside an obstacle. */
+void integrate_finish(const struct integrate_params *ip, const float pos[3], double p[3],
+		      float vel[3]);
 
 void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
 			   const struct bounds *box);

@@ -15,6 +15,7 @@
 #include <omp.h>
 #endif
 
+#include "checkpoint.h"
 #include "cmd.h"
 #include "metrics.h"
 #include "outfile.h"
@@ -56,6 +57,9 @@ static void usage(FILE *out)
 	      "      --check-invariants check counts, finiteness, speeds and box every step\n"
 	      "      --metrics FILE     write order parameters as CSV (- for stdout)\n"
 	      "      --metrics-every K  a metrics row every K-th step (default: with frames)\n"
+	      "      --checkpoint FILE  where checkpoints go (and --resume reads)\n"
+	      "      --checkpoint-every K  write a checkpoint every K-th step (and on a signal)\n"
+	      "      --resume           continue from the checkpoint, as if never stopped\n"
 	      "  -q, --quiet            no progress line or notes\n"
 	      "  -v, --verbose          more notes on stderr\n"
 	      "  -h, --help             show this help\n"
@@ -102,6 +106,9 @@ struct options {
 	int check_invariants;
 	const char *metrics;
 	uint64_t metrics_every;
+	const char *checkpoint;
+	uint64_t checkpoint_every;
+	int resume;
 	enum sim_search search;
 	struct scenario_override ov[MAX_OVERRIDES];
 	char *owned[MAX_OVERRIDES];
@@ -143,7 +150,8 @@ static int add_keyed(struct options *o, const char *key, const char *opt, const 
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_FORMAT = 256, OPT_SEED, OPT_STEPS, OPT_EVERY, OPT_SET,
-	       OPT_NEIGHBOURS, OPT_CHECK, OPT_INVARIANTS, OPT_METRICS, OPT_METRICS_EVERY };
+	       OPT_NEIGHBOURS, OPT_CHECK, OPT_INVARIANTS, OPT_METRICS, OPT_METRICS_EVERY,
+	       OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME };
 	static const struct option longs[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"format", required_argument, NULL, OPT_FORMAT},
@@ -158,6 +166,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"check-invariants", no_argument, NULL, OPT_INVARIANTS},
 		{"metrics", required_argument, NULL, OPT_METRICS},
 		{"metrics-every", required_argument, NULL, OPT_METRICS_EVERY},
+		{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+		{"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+		{"resume", no_argument, NULL, OPT_RESUME},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -227,6 +238,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 						   optarg);
 			o->metrics_every = (uint64_t)v;
 			break;
+		case OPT_CHECKPOINT:
+			o->checkpoint = optarg;
+			break;
+		case OPT_CHECKPOINT_EVERY:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1)
+				return usage_error("--checkpoint-every %s: expected a whole number from 1",
+						   optarg);
+			o->checkpoint_every = (uint64_t)v;
+			break;
+		case OPT_RESUME:
+			o->resume = 1;
+			break;
 		case 'q':
 			util_verbosity = UTIL_QUIET;
 			break;
@@ -257,6 +282,117 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Where the frames of a stopped run are: its temporary file when it was
+ * killed, else the file it closed (CSV as FILE.partial). */
+static const char *resume_source(const char *tmp, const char *final, int csv, char *buf,
+				 size_t cap)
+{
+	if (tmp && tmp[0] && access(tmp, R_OK) == 0)
+		return tmp;
+	snprintf(buf, cap, "%s%s", final, csv ? ".partial" : "");
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+/* Resuming: the frames before the checkpoint's step, read back from the
+ * stopped run's output and written again, so the file is the same as if
+ * the run had never stopped. */
+static int copy_frames(const struct checkpoint_files *cf, const char *output,
+		       enum traj_format fmt, struct traj_writer *w, uint64_t before,
+		       float *const frame[6], struct util_err *err)
+{
+	char buf[4096];
+	const char *src = resume_source(cf->output_tmp, output, fmt != TRAJ_BIN, buf, sizeof buf);
+	struct traj_reader *r;
+	uint64_t step, last = 0;
+	int rc, n = 0;
+
+	if (src == NULL) {
+		util_err_set(err, "cannot resume: the stopped run's output (%s) is gone", output);
+		return -1;
+	}
+	if (!(r = traj_reader_open(src, err)))
+		return -1;
+	while ((rc = traj_read_frame(r, &step, frame, err)) == 1 && step < before) {
+		if (traj_write_frame(w, step, frame, err) != 0) {
+			rc = -1;
+			break;
+		}
+		last = step;
+		n++;
+	}
+	traj_reader_close(r);
+	if (rc < 0)
+		return -1;
+	if (before > 0 && n == 0) {
+		util_err_set(err, "cannot resume: %s holds no frames before step %llu", src,
+			     (unsigned long long)before);
+		return -1;
+	}
+	util_msg(UTIL_VERBOSE, "resumed %d frames (to step %llu) from %s", n,
+		 (unsigned long long)last, src);
+	return 0;
+}
+
+/* The same for the metrics table: its rows before the step. */
+static int copy_rows(const struct checkpoint_files *cf, const char *metrics,
+		     struct outfile *mout, uint64_t before, struct util_err *err)
+{
+	char buf[4096], line[8192];
+	const char *src = resume_source(cf->metrics_tmp, metrics, 1, buf, sizeof buf);
+	FILE *in;
+
+	if (src == NULL) {
+		util_err_set(err, "cannot resume: the stopped run's metrics (%s) are gone", metrics);
+		return -1;
+	}
+	if (!(in = fopen(src, "r"))) {
+		util_err_set(err, "%s: %s", src, strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof line, in) == NULL) /* the header, already written */
+		line[0] = '\0';
+	while (fgets(line, sizeof line, in)) {
+		if (strchr(line, '\n') == NULL || strtoull(line, NULL, 10) >= before)
+			break;
+		fputs(line, mout->fp);
+	}
+	fclose(in);
+	return 0;
+}
+
+static int save_checkpoint(const struct options *o, const struct sim *sim, const char *json,
+			   const char *generator, struct traj_writer *w, struct outfile *mout,
+			   struct util_err *err)
+{
+	struct checkpoint_files cf = {(char *)o->output,
+				      w ? (char *)traj_writer_temp_path(w) : NULL,
+				      (char *)o->metrics, mout ? mout->tmp : NULL};
+
+	if ((w && traj_writer_sync(w, err) != 0) || (mout && outfile_sync(mout, err) != 0))
+		return -1;
+	return checkpoint_write(o->checkpoint, sim, json, generator, &cf, err);
+}
+
+/* After a resumed run completes: the stopped run's leftovers. */
+static void remove_spent(const struct checkpoint_files *cf, const char *output,
+			 const char *metrics)
+{
+	char buf[4096];
+
+	if (cf->output_tmp && cf->output_tmp[0])
+		unlink(cf->output_tmp);
+	if (cf->metrics_tmp && cf->metrics_tmp[0])
+		unlink(cf->metrics_tmp);
+	if (output) {
+		snprintf(buf, sizeof buf, "%s.partial", output);
+		unlink(buf);
+	}
+	if (metrics) {
+		snprintf(buf, sizeof buf, "%s.partial", metrics);
+		unlink(buf);
+	}
+}
+
 static int run(struct options *o)
 {
 	struct util_err err = {{0}};
@@ -267,6 +403,7 @@ static int run(struct options *o)
 	float *frame[6] = {0};
 	char *json = NULL, generator[64];
 	int status = 1, d, sim_ok = 0, tty, met_ok = 0;
+	struct checkpoint_files resumed = {0};
 	struct metrics met;
 	struct outfile mout = {0};
 	double t0, last = 0;
@@ -279,6 +416,15 @@ static int run(struct options *o)
 		util_msg(UTIL_NORMAL, "%s", sc.notes[d]);
 	if (o->format && traj_format_parse(o->format, &fmt) != 0) {
 		status = usage_error("--format %s: expected bin, csv or csv.gz", o->format);
+		goto out;
+	}
+	if ((o->resume || o->checkpoint_every) && !o->checkpoint) {
+		status = usage_error("%s", "--resume and --checkpoint-every need --checkpoint FILE");
+		goto out;
+	}
+	if (o->checkpoint && ((o->output && strcmp(o->output, "-") == 0) ||
+			      (o->metrics && strcmp(o->metrics, "-") == 0))) {
+		status = usage_error("%s", "checkpoints need outputs in files, not -");
 		goto out;
 	}
 	if (o->metrics && o->output && strcmp(o->metrics, "-") == 0 &&
@@ -314,16 +460,25 @@ static int run(struct options *o)
 		goto out;
 	}
 	sim_ok = 1;
+	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
+	if (o->resume && checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if (o->output) {
 		for (d = 0; d < 2 * sc.dims; d++)
 			if (!(frame[d] = util_alloc((size_t)sc.count, sizeof(float), &err))) {
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
-		snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
 		w = traj_writer_open(o->output, fmt, sc.dims, sc.count, sc.seed, generator,
-				     json, sc.compression, &err);
+				     json, sc.compression, sc.precision, &err);
 		if (w == NULL) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
+		if (o->resume && copy_frames(&resumed, o->output, fmt, w, sim.step, frame, &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
@@ -337,6 +492,10 @@ static int run(struct options *o)
 		met_ok = 1;
 		if (metrics_write_header(mout.fp, sc.dims) != 0)
 			goto metrics_failed;
+		if (o->resume && copy_rows(&resumed, o->metrics, &mout, sim.step, &err) != 0) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
 	}
 	tty = isatty(STDERR_FILENO) && util_verbosity >= UTIL_NORMAL;
 	t0 = now_seconds();
@@ -360,6 +519,13 @@ static int run(struct options *o)
 			sim_measure(&sim, &met, &row);
 			if (metrics_write_row(mout.fp, sc.dims, sim.step, sc.dt, &row) != 0)
 				goto metrics_failed;
+		}
+		/* A checkpoint after the outputs of this step are on disk. */
+		if (o->checkpoint && sim.step != sc.steps &&
+		    ((o->checkpoint_every && sim.step % o->checkpoint_every == 0) || stop_signal) &&
+		    save_checkpoint(o, &sim, json, generator, w, met_ok ? &mout : NULL, &err) != 0) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
 		}
 		if (sim.step == sc.steps || stop_signal)
 			break;
@@ -386,15 +552,23 @@ static int run(struct options *o)
 				 st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
 				 o->output, sim.step, sc.count);
 	}
-	if (met_ok && outfile_commit(&mout, &err) != 0) {
+	if (met_ok && (stop_signal ? outfile_commit_partial(&mout, &err) :
+			      outfile_commit(&mout, &err)) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
+	}
+	if (!stop_signal && o->checkpoint) {
+		/* Done: the checkpoint and what a resumed run read are spent. */
+		if (o->resume)
+			remove_spent(&resumed, o->output, o->metrics);
+		unlink(o->checkpoint);
 	}
 	status = stop_signal ? 128 + stop_signal : 0;
 	goto out;
 metrics_failed:
 	fprintf(stderr, "boidsim: %s: write failed: %s\n", o->metrics, strerror(errno));
 out:
+	checkpoint_files_free(&resumed);
 	outfile_abort(&mout);
 	if (met_ok)
 		metrics_free(&met);

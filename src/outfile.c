@@ -14,12 +14,23 @@ int outfile_open(struct outfile *o, const char *path, struct util_err *err)
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	mode_t mask;
+	struct stat st;
 	int fd;
 
 	memset(o, 0, sizeof *o);
 	if (strcmp(path, "-") == 0) {
 		o->to_stdout = 1;
 		o->fp = stdout;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a pipe: written as a stream, never renamed over */
+		o->fp = fopen(path, "w");
+		if (o->fp == NULL) {
+			util_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+			return -1;
+		}
+		o->to_stdout = 2;
 		return 0;
 	}
 	o->path = strdup(path);
@@ -53,14 +64,27 @@ fail:
 	return -1;
 }
 
+int outfile_sync(struct outfile *o, struct util_err *err)
+{
+	if (fflush(o->fp) != 0 || (!o->to_stdout && fsync(fileno(o->fp)) != 0)) {
+		util_err_set(err, "%s: write failed: %s", o->to_stdout ? "stdout" : o->path,
+			     strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int outfile_commit(struct outfile *o, struct util_err *err)
 {
 	int rc = -1;
 
 	if (o->to_stdout) {
-		rc = fflush(stdout) == 0 ? 0 : -1;
+		rc = fflush(o->fp) == 0 ? 0 : -1;
+		if (o->to_stdout == 2 && fclose(o->fp) != 0)
+			rc = -1;
 		if (rc != 0)
-			util_err_set(err, "stdout: write failed: %s", strerror(errno));
+			util_err_set(err, "%s: write failed: %s",
+				     o->to_stdout == 2 ? "output" : "stdout", strerror(errno));
 		memset(o, 0, sizeof *o);
 		return rc;
 	}
@@ -86,9 +110,27 @@ out:
 	return rc;
 }
 
+int outfile_commit_partial(struct outfile *o, struct util_err *err)
+{
+	char *partial;
+
+	if (o->to_stdout)
+		return outfile_commit(o, err);
+	partial = malloc(strlen(o->path) + sizeof ".partial");
+	if (partial == NULL) {
+		util_err_set(err, "out of memory");
+		outfile_abort(o);
+		return -1;
+	}
+	sprintf(partial, "%s.partial", o->path);
+	free(o->path);
+	o->path = partial;
+	return outfile_commit(o, err);
+}
+
 void outfile_abort(struct outfile *o)
 {
-	if (o->fp && !o->to_stdout)
+	if (o->fp && o->to_stdout != 1)
 		fclose(o->fp);
 	if (o->tmp)
 		unlink(o->tmp);

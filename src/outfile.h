@@ -10,12 +10,17 @@
 struct outfile {
 	FILE *fp;
 	char *path, *tmp;
-	int to_stdout;
+	int to_stdout;            /* 1: stdout; 2: a device or pipe, opened by name */
 };
 
 int outfile_open(struct outfile *o, const char *path, struct util_err *err);
+/* Flush and fsync what is written so far (for checkpoints). */
+int outfile_sync(struct outfile *o, struct util_err *err);
 /* Flush, sync, close and rename into place; o is closed either way. */
 int outfile_commit(struct outfile *o, struct util_err *err);
+/* The same under the name PATH.partial, for a run that was stopped: a
+ * table that ends early must not look complete. */
+int outfile_commit_partial(struct outfile *o, struct util_err *err);
 /* Close and remove the temporary file. Safe on a closed or zeroed o. */
 void outfile_abort(struct outfile *o);
 

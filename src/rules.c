@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "detmath.h"
+#include "obstacles.h"
 #include "rng.h"
 
 void rules_params_init(struct rules_params *p, const struct scenario *sc)
@@ -62,6 +63,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->speed_noise_period = sc->speed_noise_period;
 	p->uniform_speed = sc->speed_variation == 0.0 && sc->speed_noise_amp == 0.0;
 	p->target_radius = sc->target_radius;
+	p->w_avoid = sc->w_avoid;
+	p->r_avoid = sc->r_avoid;
 	p->n_attractors = sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN ?
 			  0 : sc->n_attractors;
 	p->attractors = sc->attractors;
@@ -282,6 +285,24 @@ static int target_offset(const struct rules_params *p, const float pos[3], doubl
 	return r2 > p->target_radius * p->target_radius;
 }
 
+/* Obstacle avoidance: the direction away from obstacle i's nearest surface
+ * point when the boid is within radii.avoid of it (back out when inside). */
+static int avoid_direction(const struct rules_params *p, int i, const float pos[3],
+			   double dir[3])
+{
+	double x[3] = {0, 0, 0}, q[3], d2 = 0;
+	int k, inside;
+
+	for (k = 0; k < p->dims; k++)
+		x[k] = pos[k];
+	obstacle_nearest(&p->ip.obstacles[i], p->dims, x, q, &inside);
+	for (k = 0; k < 3; k++) {
+		dir[k] = k < p->dims ? (inside ? q[k] - x[k] : x[k] - q[k]) : 0.0;
+		d2 += dir[k] * dir[k];
+	}
+	return d2 > 0.0 && (inside || d2 <= p->r_avoid * p->r_avoid);
+}
+
 /* The displacement to attractor i when the boid is within its range. */
 static int attractor_offset(const struct rules_params *p, int i, const float pos[3],
 			    double off[3])
@@ -328,6 +349,11 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 		add_rule(p, p->w_target, desired, vel, smax, acc);
 	if (p->w_bounds != 0.0 && containment(p, pos, desired))
 		add_rule(p, p->w_bounds, desired, vel, smax, acc);
+	/* Obstacles within radii.avoid: steer away from the nearest surface
+	 * point (Reynolds 1999, "obstacle avoidance"), weight weights.avoid. */
+	for (k = 0; k < p->ip.n_obstacles; k++)
+		if (avoid_direction(p, k, pos, desired))
+			add_rule(p, p->w_avoid, desired, vel, smax, acc);
 	/* Attractors steer toward themselves with weight strength, repellers
 	 * (strength < 0) away, within their range. */
 	for (k = 0; k < p->n_attractors; k++) {
@@ -365,6 +391,16 @@ static void simple_acceleration(const struct rules_params *p, const struct rules
 			acc[k] += p->w_target * tgt[k];
 		if (near)
 			acc[k] += p->w_bounds * wall[k];
+	}
+	for (i = 0; i < p->ip.n_obstacles; i++) {
+		double n2 = 0.0;
+
+		if (!avoid_direction(p, i, pos, off))
+			continue;
+		for (k = 0; k < p->dims; k++)
+			n2 += off[k] * off[k];
+		for (k = 0; k < p->dims; k++)
+			acc[k] += p->w_avoid * off[k] / sqrt(n2);
 	}
 	for (i = 0; i < p->n_attractors; i++) {
 		double n2 = 0.0;
@@ -436,7 +472,7 @@ static void finish_heading(const struct rules_params *p, const double h[3], doub
 		vel_out[k] = (float)(h[k] * speed);
 		x[k] = (double)pos[k] + move[k] * p->ip.dt;
 	}
-	bounds_apply(&p->box, x, vel_out);
+	integrate_finish(&p->ip, pos, x, vel_out);
 	for (k = 0; k < p->dims; k++)
 		pos_out[k] = (float)x[k];
 }

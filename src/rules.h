@@ -33,6 +33,7 @@ struct rules_params {
 	int uniform_speed;
 	double speed_variation, speed_noise_amp, speed_noise_period;
 	double target_radius;
+	double w_avoid, r_avoid;  /* obstacles: in ip.obstacles */
 	/* Attractors and repellers, with their positions at the current step
 	 * (rules_set_step). */
 	int n_attractors;

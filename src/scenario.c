@@ -2,6 +2,7 @@
  * field against the schema below, and writes the effective scenario back. */
 #include "config.h"
 #include "scenario.h"
+#include "obstacles.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -28,10 +29,11 @@ struct skey {
 #define SKEY_FREE 2
 
 static const struct skey RADII_KEYS[] = {
-	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0}, {NULL, NULL, 0}};
+	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0},
+	{"avoid", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey WEIGHT_KEYS[] = {
 	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0},
-	{"target", NULL, 0}, {"bounds", NULL, 0}, {NULL, NULL, 0}};
+	{"target", NULL, 0}, {"bounds", NULL, 0}, {"avoid", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey NOISE_KEYS[] = {{"amplitude", NULL, 0}, {"period", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey SPEED_KEYS[] = {
 	{"min", NULL, 0}, {"max", NULL, 0}, {"variation", NULL, 0}, {"noise", NOISE_KEYS, 0}, {NULL, NULL, 0}};
@@ -41,6 +43,10 @@ static const struct skey WAYPOINT_KEYS[] = {{"step", NULL, 0}, {"position", NULL
 static const struct skey ATTRACTOR_KEYS[] = {
 	{"position", NULL, 0}, {"waypoints", WAYPOINT_KEYS, SKEY_ARRAY}, {"strength", NULL, 0},
 	{"range", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey OBSTACLE_KEYS[] = {
+	{"type", NULL, 0}, {"center", NULL, 0}, {"radius", NULL, 0}, {"min", NULL, 0},
+	{"max", NULL, 0}, {"from", NULL, 0}, {"to", NULL, 0}, {"points", NULL, 0},
+	{NULL, NULL, 0}};
 static const struct skey SCHEDULE_KEYS[] = {
 	{"step", NULL, 0}, {"set", NULL, SKEY_FREE}, {NULL, NULL, 0}};
 static const struct skey BOUNDS_KEYS[] = {
@@ -48,7 +54,7 @@ static const struct skey BOUNDS_KEYS[] = {
 static const struct skey TARGET_KEYS[] = {
 	{"position", NULL, 0}, {"radius", NULL, 0}, {"wander", WANDER_KEYS, 0}, {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
-	{"every", NULL, 0}, {"compression", NULL, 0},
+	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
 	{NULL, NULL, 0}};
 static const struct skey ROOT_KEYS[] = {
 	{"description", NULL, 0}, {"dimensions", NULL, 0}, {"count", NULL, 0},
@@ -57,7 +63,8 @@ static const struct skey ROOT_KEYS[] = {
 	{"max_force", NULL, 0}, {"bounds", BOUNDS_KEYS, 0}, {"target", TARGET_KEYS, 0},
 	{"output", OUTPUT_KEYS, 0}, {"model", NULL, 0}, {"noise", NULL, 0}, {"view_angle", NULL, 0},
 	{"max_turn", NULL, 0}, {"attractors", ATTRACTOR_KEYS, SKEY_ARRAY},
-	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {NULL, NULL, 0}};
+	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {"obstacles", OBSTACLE_KEYS, SKEY_ARRAY},
+	{NULL, NULL, 0}};
 
 static const char *const MODEL_NAMES[] = {"reynolds", "simple", "vicsek", "couzin"};
 
@@ -66,9 +73,9 @@ static const char *const UNUSED_REYNOLDS[] = {"noise", NULL};
 static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", NULL};
 static const char *const UNUSED_VICSEK[] = {
 	"radii.separation", "radii.cohesion", "weights", "max_force", "speed.min",
-	"view_angle", "max_turn", "target", "attractors", NULL};
+	"view_angle", "max_turn", "target", "attractors", "radii.avoid", NULL};
 static const char *const UNUSED_COUZIN[] = {
-	"weights", "max_force", "speed.min", "target", "attractors", NULL};
+	"weights", "max_force", "speed.min", "target", "attractors", "radii.avoid", NULL};
 static const char *const *const UNUSED[] = {
 	UNUSED_REYNOLDS, UNUSED_SIMPLE, UNUSED_VICSEK, UNUSED_COUZIN};
 
@@ -391,6 +398,8 @@ bad:
 }
 
 /* ---- overrides ---------------------------------------------------------- */
+static int valid_utf8(const unsigned char *s, size_t len, size_t *bad);
+
 static int apply_override(const struct ctx *c, cJSON *root, const char *text)
 {
 	const char *eq = strchr(text, '=');
@@ -398,8 +407,14 @@ static int apply_override(const struct ctx *c, cJSON *root, const char *text)
 	cJSON *node = root, *value;
 	size_t plen;
 
+	size_t bad;
+
 	if (eq == NULL || eq == text) {
 		util_err_set(c->err, "--set %s: expected KEY=VALUE", text);
+		return -1;
+	}
+	if (!valid_utf8((const unsigned char *)text, strlen(text), &bad)) {
+		util_err_set(c->err, "--set %.*s: invalid UTF-8 at byte %zu", (int)bad, text, bad + 1);
 		return -1;
 	}
 	plen = (size_t)(eq - text);
@@ -639,6 +654,133 @@ static int parse_attractors(const struct ctx *c, const cJSON *root, struct scena
 	return 0;
 }
 
+/* One obstacle (a polyline becomes several segments). */
+static int add_obstacle(const struct ctx *c, struct scenario *sc, const cJSON *o,
+			const char *path)
+{
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
+	char sub[160];
+	int k;
+
+#define OB_FIELD(name, var)                                                        \
+	do {                                                                       \
+		const cJSON *n_ = cJSON_GetObjectItemCaseSensitive(o, name);       \
+		snprintf(sub, sizeof sub, "%s.%s", path, name);                    \
+		if (n_ == NULL) {                                                  \
+			fail(c, sub, "required key is missing");                   \
+			return -1;                                                 \
+		}                                                                  \
+		if (vec_node(c, n_, sub, sc->dims, var) != 0)                      \
+			return -1;                                                 \
+	} while (0)
+	struct obstacle ob;
+
+	memset(&ob, 0, sizeof ob);
+	snprintf(sub, sizeof sub, "%s.type", path);
+	if (!cJSON_IsString(type)) {
+		fail(c, sub, "expected \"sphere\", \"box\", \"segment\" or \"polyline\"");
+		return -1;
+	}
+	if (strcmp(type->valuestring, "polyline") == 0) {
+		const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points"), *e;
+		double prev[3] = {0, 0, 0}, cur[3] = {0, 0, 0};
+		int i = 0;
+
+		snprintf(sub, sizeof sub, "%s.points", path);
+		if (sc->dims != 2) {
+			fail(c, sub, "polylines are 2D only");
+			return -1;
+		}
+		if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 2) {
+			fail(c, sub, "expected an array of at least 2 points");
+			return -1;
+		}
+		cJSON_ArrayForEach(e, pts) {
+			char el[200];
+
+			snprintf(el, sizeof el, "%s.points[%d]", path, i);
+			if (vec_node(c, e, el, 2, cur) != 0)
+				return -1;
+			if (i++ > 0) {
+				if (sc->n_obstacles == SCENARIO_OBSTACLES_MAX) {
+					fail(c, "obstacles", "at most %d obstacle pieces",
+					     SCENARIO_OBSTACLES_MAX);
+					return -1;
+				}
+				ob.kind = OBSTACLE_SEGMENT;
+				memcpy(ob.a, prev, sizeof prev);
+				memcpy(ob.b, cur, sizeof cur);
+				sc->obstacles[sc->n_obstacles++] = ob;
+			}
+			memcpy(prev, cur, sizeof cur);
+		}
+		return 0;
+	}
+	if (strcmp(type->valuestring, "sphere") == 0) {
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "radius");
+
+		ob.kind = OBSTACLE_SPHERE;
+		OB_FIELD("center", ob.a);
+		snprintf(sub, sizeof sub, "%s.radius", path);
+		if (r == NULL) {
+			fail(c, sub, "required key is missing");
+			return -1;
+		}
+		if (check_real(c, r, sub, 0, 1, SCENARIO_VALUE_MAX, &ob.radius) != 0)
+			return -1;
+	} else if (strcmp(type->valuestring, "box") == 0) {
+		ob.kind = OBSTACLE_BOX;
+		OB_FIELD("min", ob.a);
+		OB_FIELD("max", ob.b);
+		for (k = 0; k < sc->dims; k++)
+			if (!(ob.b[k] > ob.a[k])) {
+				snprintf(sub, sizeof sub, "%s.max[%d]", path, k);
+				fail(c, sub, "must be greater than min[%d]", k);
+				return -1;
+			}
+	} else if (strcmp(type->valuestring, "segment") == 0) {
+		snprintf(sub, sizeof sub, "%s.type", path);
+		if (sc->dims != 2) {
+			fail(c, sub, "segments are 2D only");
+			return -1;
+		}
+		ob.kind = OBSTACLE_SEGMENT;
+		OB_FIELD("from", ob.a);
+		OB_FIELD("to", ob.b);
+	} else {
+		fail(c, sub, "expected \"sphere\", \"box\", \"segment\" or \"polyline\"");
+		return -1;
+	}
+#undef OB_FIELD
+	if (sc->n_obstacles == SCENARIO_OBSTACLES_MAX) {
+		fail(c, "obstacles", "at most %d obstacle pieces", SCENARIO_OBSTACLES_MAX);
+		return -1;
+	}
+	sc->obstacles[sc->n_obstacles++] = ob;
+	return 0;
+}
+
+static int parse_obstacles(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const cJSON *list = lookup(root, "obstacles"), *o;
+	char path[64];
+	int i = 0;
+
+	if (list == NULL)
+		return 0;
+	sc->obstacles = calloc(SCENARIO_OBSTACLES_MAX, sizeof *sc->obstacles);
+	if (sc->obstacles == NULL) {
+		util_err_set(c->err, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(o, list) {
+		snprintf(path, sizeof path, "obstacles[%d]", i++);
+		if (add_obstacle(c, sc, o, path) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The keys a schedule may change: parameters, never the flock's size,
  * dimensions, box, seed or time step. */
 static const char *const SCHEDULABLE[] = {
@@ -667,6 +809,12 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 		return -1;
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(work, "schedule");
+	sc->schedule_json = cJSON_PrintUnformatted(list);
+	if (sc->schedule_json == NULL) {
+		cJSON_Delete(work);
+		util_err_set(c->err, "out of memory");
+		return -1;
+	}
 	cJSON_ArrayForEach(e, list) {
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "step");
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set"), *kv;
@@ -797,6 +945,7 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	    read_real(c, root, "max_force", 0, 1, VM, 0.05, &sc->max_force) ||
 	    read_uint(c, root, "output.every", 1, UINT64_C(1) << 53, 0, 1, &sc->every) ||
 	    read_uint(c, root, "output.compression", 0, 9, 0, 1, &level) ||
+	    read_real(c, root, "output.precision", 0, 1, VM, 0.0, &sc->precision) ||
 	    parse_mode(c, root, &sc->mode))
 		return -1;
 	sc->compression = (int)level;
@@ -864,7 +1013,9 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 			return -1;
 		sc->has_target = 1;
 	}
-	if (parse_attractors(c, root, sc) != 0)
+	if (parse_attractors(c, root, sc) != 0 || parse_obstacles(c, root, sc) != 0 ||
+	    read_real(c, root, "radii.avoid", 0, 1, VM, sc->r_ali, &sc->r_avoid) ||
+	    read_real(c, root, "weights.avoid", 0, 0, VM, 1.0, &sc->w_avoid))
 		return -1;
 	/* Unbounded flocks drift: keep every reachable coordinate well inside
 	 * binary32 range (squared distances of 1e19 would overflow it). */
@@ -1131,6 +1282,8 @@ char *scenario_to_json(const struct scenario *sc)
 	add_used(sc, o, "radii.separation", sc->r_sep);
 	add_used(sc, o, "radii.alignment", sc->r_ali);
 	add_used(sc, o, "radii.cohesion", sc->r_coh);
+	if (sc->n_obstacles > 0)
+		add_used(sc, o, "radii.avoid", sc->r_avoid);
 	if (model_uses(sc->model, "weights")) {
 		o = cJSON_AddObjectToObject(root, "weights");
 		add_used(sc, o, "weights.separation", sc->w_sep);
@@ -1138,10 +1291,20 @@ char *scenario_to_json(const struct scenario *sc)
 		add_used(sc, o, "weights.cohesion", sc->w_coh);
 		add_used(sc, o, "weights.target", sc->w_target);
 		add_used(sc, o, "weights.bounds", sc->w_bounds);
+		if (sc->n_obstacles > 0)
+			add_used(sc, o, "weights.avoid", sc->w_avoid);
 	}
 	o = cJSON_AddObjectToObject(root, "speed");
 	add_used(sc, o, "speed.min", sc->speed_min);
 	add_used(sc, o, "speed.max", sc->speed_max);
+	if (sc->speed_variation > 0)
+		cJSON_AddNumberToObject(o, "variation", sc->speed_variation);
+	if (sc->speed_noise_amp > 0) {
+		cJSON *nz = cJSON_AddObjectToObject(o, "noise");
+
+		cJSON_AddNumberToObject(nz, "amplitude", sc->speed_noise_amp);
+		cJSON_AddNumberToObject(nz, "period", sc->speed_noise_period);
+	}
 	add_used(sc, root, "max_force", sc->max_force);
 	o = cJSON_AddObjectToObject(root, "bounds");
 	cJSON_AddItemToObject(o, "min", vec_json(sc->bmin, sc->dims));
@@ -1151,7 +1314,66 @@ char *scenario_to_json(const struct scenario *sc)
 	if (sc->has_target && model_uses(sc->model, "target")) {
 		o = cJSON_AddObjectToObject(root, "target");
 		cJSON_AddItemToObject(o, "position", vec_json(sc->target, sc->dims));
+		if (sc->target_radius > 0)
+			cJSON_AddNumberToObject(o, "radius", sc->target_radius);
+		if (sc->has_wander) {
+			cJSON *wd = cJSON_AddObjectToObject(o, "wander");
+
+			cJSON_AddItemToObject(wd, "min", vec_json(sc->wander_min, sc->dims));
+			cJSON_AddItemToObject(wd, "max", vec_json(sc->wander_max, sc->dims));
+			cJSON_AddNumberToObject(wd, "interval", sc->wander_interval);
+		}
 	}
+	if (sc->n_attractors > 0 && model_uses(sc->model, "attractors")) {
+		cJSON *arr = cJSON_AddArrayToObject(root, "attractors");
+		int i, k;
+
+		for (i = 0; arr && i < sc->n_attractors; i++) {
+			const struct scenario_attractor *at = &sc->attractors[i];
+			cJSON *a = cJSON_CreateObject();
+
+			cJSON_AddItemToArray(arr, a);
+			cJSON_AddNumberToObject(a, "strength", at->strength);
+			cJSON_AddNumberToObject(a, "range", at->range);
+			if (at->n_points == 1 && at->steps[0] == 0) {
+				cJSON_AddItemToObject(a, "position", vec_json(at->pos[0], sc->dims));
+				continue;
+			}
+			cJSON *wp = cJSON_AddArrayToObject(a, "waypoints");
+
+			for (k = 0; k < at->n_points; k++) {
+				cJSON *w = cJSON_CreateObject();
+
+				cJSON_AddItemToArray(wp, w);
+				cJSON_AddNumberToObject(w, "step", (double)at->steps[k]);
+				cJSON_AddItemToObject(w, "position", vec_json(at->pos[k], sc->dims));
+			}
+		}
+	}
+	if (sc->n_obstacles > 0) {
+		static const char *const KIND[] = {"sphere", "box", "segment"};
+		cJSON *arr = cJSON_AddArrayToObject(root, "obstacles");
+		int i;
+
+		for (i = 0; arr && i < sc->n_obstacles; i++) {
+			const struct obstacle *ob = &sc->obstacles[i];
+			cJSON *a = cJSON_CreateObject();
+
+			cJSON_AddItemToArray(arr, a);
+			cJSON_AddStringToObject(a, "type", KIND[ob->kind]);
+			if (ob->kind == OBSTACLE_SPHERE) {
+				cJSON_AddItemToObject(a, "center", vec_json(ob->a, sc->dims));
+				cJSON_AddNumberToObject(a, "radius", ob->radius);
+			} else {
+				cJSON_AddItemToObject(a, ob->kind == OBSTACLE_BOX ? "min" : "from",
+						      vec_json(ob->a, sc->dims));
+				cJSON_AddItemToObject(a, ob->kind == OBSTACLE_BOX ? "max" : "to",
+						      vec_json(ob->b, sc->dims));
+			}
+		}
+	}
+	if (sc->schedule_json)
+		cJSON_AddItemToObject(root, "schedule", cJSON_Parse(sc->schedule_json));
 	add_used(sc, root, "noise", sc->noise);
 	add_used(sc, root, "view_angle", sc->view_angle);
 	if (sc->max_turn > 0)
@@ -1159,6 +1381,8 @@ char *scenario_to_json(const struct scenario *sc)
 	o = cJSON_AddObjectToObject(root, "output");
 	cJSON_AddNumberToObject(o, "every", (double)sc->every);
 	cJSON_AddNumberToObject(o, "compression", sc->compression);
+	if (sc->precision > 0)
+		cJSON_AddNumberToObject(o, "precision", sc->precision);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	return text;
@@ -1174,6 +1398,11 @@ void scenario_free(struct scenario *sc)
 	}
 	free(sc->attractors);
 	sc->attractors = NULL;
+	free(sc->obstacles);
+	sc->obstacles = NULL;
+	sc->n_obstacles = 0;
+	free(sc->schedule_json);
+	sc->schedule_json = NULL;
 	sc->n_attractors = 0;
 	for (i = 0; i < sc->n_stages; i++)
 		scenario_free(&sc->stages[i].sc);

@@ -38,6 +38,8 @@ struct scenario_attractor {
 };
 
 struct scenario_stage;
+struct obstacle;
+#define SCENARIO_OBSTACLES_MAX 4096
 
 struct scenario {
 	int dims;                 /* 2 or 3 */
@@ -56,6 +58,7 @@ struct scenario {
 	double target[3];
 	uint64_t every;
 	int compression;          /* zlib level of binary frames, 0 = stored */
+	double precision;         /* output.precision of lossy binary frames; 0 = lossless */
 	char *description;        /* free text, may be NULL */
 	enum model_kind model;
 	double noise;             /* radians: Vicsek's eta (full width), Couzin's sigma */
@@ -69,10 +72,16 @@ struct scenario {
 	double wander_min[3], wander_max[3], wander_interval;
 	int n_attractors;
 	struct scenario_attractor *attractors;
+	/* Solid obstacles (polylines expanded into segments), avoided within
+	 * radii.avoid with weight weights.avoid, never passed through. */
+	int n_obstacles;
+	struct obstacle *obstacles;
+	double r_avoid, w_avoid;
 	/* The parameter schedule: stage k's parameters apply from its step on
 	 * (the state at step+1 is the first computed with them). */
 	int n_stages;
 	struct scenario_stage *stages;
+	char *schedule_json;      /* the schedule as given, for the effective scenario */
 	/* Keys given that the model does not use, one note each, for the
 	 * caller to report (a sweep over such a key would change nothing). */
 	char *notes[SCENARIO_NOTES_MAX];

@@ -1,28 +1,67 @@
-/* traj_read.c: reads trajectories frame by frame: the binary format, with
- * every CRC checked so a damaged or cut file is reported and never misread,
- * and CSV or gzip'd CSV; keeps a content digest of what it read. */
+/* traj_read.c: reads trajectories: the binary format (both versions, every
+ * codec), with every CRC checked so a damaged or cut file is reported and
+ * never misread, frame by frame or at random through the frame index; and
+ * CSV or gzip'd CSV; keeps a content digest of what it read. */
 #include "config.h"
 #include "traj.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define CSV_LINE_MAX 4096
+
+enum index_state { INDEX_UNKNOWN = 0, INDEX_LOADED, INDEX_NONE, INDEX_DAMAGED };
 
 struct traj_reader {
 	gzFile gz;          /* zlib reads gzip and passes anything else through */
 	const char *name;
+	char *path;         /* for random access; NULL for stdin */
 	struct traj_header h;
-	unsigned char *raw, *zbuf;
-	size_t raw_len, zcap;
+	int nf;             /* fields: 2 * dims */
+	size_t values;      /* count * nf */
+	/* Decoded frames, float32 little-endian as the digest takes them: the
+	 * one read last is buf[which]; delta frames decode from it. */
+	unsigned char *buf[2];
+	int which, have_base;
+	size_t raw_len;
+	int64_t *q;         /* lossy: the integers of the frame read last */
+	int have_q;
+	double qprec;
+	unsigned char *tbuf, *zbuf;
+	size_t tcap, zcap;
+	size_t *coff;       /* chunk offsets in the payload */
+	size_t coff_cap;
+	int *crc_rc;
+	size_t rc_cap;
+	z_stream **zs;      /* one inflate stream per thread, reset for each chunk */
+	int nzs;
+	uint64_t pos;       /* bytes of the file consumed so far */
+	uint64_t data_start;
 	uint64_t frames, first_step, last_step;
-	int ended;
+	uint64_t codec_frames[TRAJ_CODECS];
+	double precision;
+	int ended, after_index, indexed;
 	enum traj_status status;
+	struct traj_index_entry *seen; /* the frames read, for the index check */
+	size_t seen_cap;
+	/* Random access. */
+	int fd;
+	enum index_state idx_state;
+	struct traj_index_entry *idx;
+	uint64_t nidx;
+	int tend_seen, random, cur_valid;
+	enum traj_status tend_status;
+	uint64_t cur;
 	EVP_MD_CTX *md;
 	/* CSV: the line read ahead, its number, and the first frame, read at
 	 * open time to learn the count. */
@@ -48,9 +87,27 @@ static int read_exact(struct traj_reader *r, void *p, size_t n)
 			break;
 		got += (size_t)k;
 	}
+	r->pos += got;
 	if (got == n)
 		return 1;
 	return got == 0 ? 0 : -1;
+}
+
+/* pread all n bytes at off: 0, or -1 (a short read is an error too). */
+static int read_at(struct traj_reader *r, void *p, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = pread(r->fd, (char *)p + got, n - got, (off_t)(off + got));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return 0;
 }
 
 static void digest_frame(struct traj_reader *r, uint64_t step, const unsigned char *raw,
@@ -96,17 +153,38 @@ static char *read_string(struct traj_reader *r, uint32_t len, uLong *crc)
 	return s;
 }
 
+/* Replaces *p by a zeroed array of at least n bytes unless it has one. */
+static int reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
+{
+	void **p = pp, *np;
+
+	if (*p != NULL && *cap >= n)
+		return 0;
+	np = util_alloc(n, 1, err);
+	if (np == NULL)
+		return -1;
+	util_free(*p);
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
 static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 {
-	size_t per = (size_t)(2 * r->h.dims) * sizeof(float);
+	size_t most;
 
-	if (util_mul_size((size_t)r->h.count, per, &r->raw_len) != 0) {
+	/* Every size derived from the count must fit, up to the largest lossy
+	 * stream (8 plane bytes and an exception per value). */
+	r->nf = 2 * r->h.dims;
+	if (util_mul_size((size_t)r->h.count, (size_t)r->nf, &r->values) != 0 ||
+	    util_mul_size(r->values, 8 + TRAJ_QUANT_EXCEPTION, &most) != 0 ||
+	    most > SIZE_MAX / 2) {
 		util_err_set(err, "%s: frame size overflows", r->name);
 		return -1;
 	}
-	r->zcap = compressBound(r->raw_len);
-	if (!(r->raw = util_alloc(r->raw_len, 1, err)) ||
-	    (r->h.format == TRAJ_BIN && !(r->zbuf = util_alloc(r->zcap, 1, err))))
+	r->raw_len = r->values * sizeof(float);
+	if (!(r->buf[0] = util_alloc(r->raw_len, 1, err)) ||
+	    (r->h.format == TRAJ_BIN && !(r->buf[1] = util_alloc(r->raw_len, 1, err))))
 		return -1;
 	return 0;
 }
@@ -132,9 +210,9 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 	fields = traj_get_u32(h + 32);
 	gl = traj_get_u32(h + 36);
 	jl = traj_get_u32(h + 40);
-	if (r->h.version != TRAJ_VERSION) {
-		util_err_set(err, "%s: format version %d, this reader knows %d", r->name,
-			     r->h.version, TRAJ_VERSION);
+	if (r->h.version < TRAJ_VERSION_MIN || r->h.version > TRAJ_VERSION) {
+		util_err_set(err, "%s: format version %d, this reader knows %d to %d", r->name,
+			     r->h.version, TRAJ_VERSION_MIN, TRAJ_VERSION);
 		return -1;
 	}
 	if (r->h.flags != 0) {
@@ -158,6 +236,7 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 		util_err_set(err, "%s: header CRC mismatch", r->name);
 		return -1;
 	}
+	r->data_start = r->pos;
 	return alloc_buffers(r, err);
 }
 
@@ -367,48 +446,422 @@ static int read_end(struct traj_reader *r, const unsigned char *tag, struct util
 	return 0;
 }
 
+static void get_entry(struct traj_index_entry *e, const unsigned char *b)
+{
+	e->step = traj_get_u64(b);
+	e->offset = traj_get_u64(b + 8);
+	e->codec = traj_get_u32(b + 16);
+	e->back = traj_get_u32(b + 20);
+}
+
+/* The frame index met while reading frame by frame (tag already read):
+ * its CRC, and every entry equal to what the frames read said. */
+static int read_index_record(struct traj_reader *r, const unsigned char *tag,
+			     struct util_err *err)
+{
+	unsigned char b[TRAJ_INDEX_ENTRY * 256];
+	uint64_t n, k = 0;
+	uLong crc;
+
+	memcpy(b, tag, 4);
+	if (read_exact(r, b + 4, 8) != 1)
+		goto cut;
+	crc = crc32(0L, b, 12);
+	n = traj_get_u64(b + 4);
+	if (n != r->frames) {
+		util_err_set(err, "%s: damaged frame index: %llu entries for %llu frames",
+			     r->name, (unsigned long long)n, (unsigned long long)r->frames);
+		return -1;
+	}
+	while (k < n) {
+		size_t m = n - k < 256 ? (size_t)(n - k) : 256, j;
+
+		if (read_exact(r, b, m * TRAJ_INDEX_ENTRY) != 1)
+			goto cut;
+		crc = crc32(crc, b, (uInt)(m * TRAJ_INDEX_ENTRY));
+		for (j = 0; j < m; j++, k++) {
+			struct traj_index_entry e;
+
+			get_entry(&e, b + j * TRAJ_INDEX_ENTRY);
+			if (memcmp(&e, &r->seen[k], sizeof e) != 0) {
+				util_err_set(err, "%s: damaged frame index: entry %llu differs from "
+					     "frame %llu", r->name, (unsigned long long)k,
+					     (unsigned long long)k);
+				return -1;
+			}
+		}
+	}
+	if (read_exact(r, b, 4) != 1)
+		goto cut;
+	if (traj_get_u32(b) != (uint32_t)crc) {
+		util_err_set(err, "%s: frame index CRC mismatch", r->name);
+		return -1;
+	}
+	r->indexed = 1;
+	r->after_index = 1;
+	return 0;
+cut:
+	util_err_set(err, "%s: frame index cut short after %llu frames", r->name,
+		     (unsigned long long)r->frames);
+	return -1;
+}
+
+/* The largest stream a lossy frame can have: the prelude, 8 planes and an
+ * exception for every value. */
+static uint64_t quant_stream_max(const struct traj_reader *r)
+{
+	return TRAJ_QUANT_PRELUDE + (uint64_t)r->nf +
+	       (uint64_t)r->values * (8 + TRAJ_QUANT_EXCEPTION);
+}
+
+/* No honest payload is longer: chunks of at least TRAJ_CHUNK_MIN bytes,
+ * each at most compressBound of its length, and the chunk table. */
+static uint64_t payload_max(uint64_t raw)
+{
+	uint64_t chunks = (raw + TRAJ_CHUNK_MIN - 1) / TRAJ_CHUNK_MIN;
+
+	return 8 + 17 * chunks + raw + (raw >> 12) + (raw >> 14) + (raw >> 25) + 13;
+}
+
+/* Checks a frame header against the file's header: codec, stream length
+ * R and payload length Z. */
+static int check_frame_header(struct traj_reader *r, const unsigned char *h, uint64_t nf,
+			      struct util_err *err)
+{
+	uint32_t codec = traj_get_u32(h + 16);
+	uint64_t raw = traj_get_u64(h + 20), z = traj_get_u64(h + 28);
+	int ok = traj_get_u32(h + 12) == r->h.count && codec < TRAJ_CODECS &&
+		 (r->h.version >= 2 || codec == TRAJ_CODEC_ZLIB_F32);
+
+	if (ok && codec <= TRAJ_CODEC_XOR)
+		ok = raw == r->raw_len;
+	else if (ok)
+		ok = raw >= TRAJ_QUANT_PRELUDE + (uint64_t)r->nf && raw <= quant_stream_max(r);
+	if (ok)
+		ok = codec == TRAJ_CODEC_ZLIB_F32 ? z <= compressBound((uLong)raw)
+						  : z >= 8 && z <= payload_max(raw);
+	if (!ok) {
+		util_err_set(err, "%s: frame %llu: damaged frame header", r->name,
+			     (unsigned long long)nf);
+		return -1;
+	}
+	return 0;
+}
+
+/* Room for a stream per thread the next parallel loop may use. */
+static int reserve_streams(struct traj_reader *r, struct util_err *err)
+{
+	int n = 1;
+	z_stream **zs;
+
+#ifdef _OPENMP
+	n = omp_get_max_threads();
+#endif
+	if (n <= r->nzs)
+		return 0;
+	zs = calloc((size_t)n, sizeof *zs);
+	if (zs == NULL) {
+		util_err_set(err, "out of memory");
+		return -1;
+	}
+	if (r->nzs)
+		memcpy(zs, r->zs, (size_t)r->nzs * sizeof *zs);
+	free(r->zs);
+	r->zs = zs;
+	r->nzs = n;
+	return 0;
+}
+
+/* Exactly one whole zlib stream of len bytes, inflating to exactly
+ * out_len bytes, with this thread's stream. */
+static int inflate_exact(struct traj_reader *r, const unsigned char *in, size_t len,
+			 unsigned char *out, size_t out_len)
+{
+	int tid = 0, rc;
+	z_stream *zs;
+
+#ifdef _OPENMP
+	tid = omp_get_thread_num();
+#endif
+	if (tid >= r->nzs)
+		return -1;
+	zs = r->zs[tid];
+	if (zs == NULL) {
+		if (!(zs = calloc(1, sizeof *zs)))
+			return -1;
+		if (inflateInit(zs) != Z_OK) {
+			free(zs);
+			return -1;
+		}
+		r->zs[tid] = zs;
+	} else if (inflateReset(zs) != Z_OK) {
+		return -1;
+	}
+	zs->next_in = (Bytef *)(uintptr_t)in;
+	zs->avail_in = (uInt)len;
+	zs->next_out = out;
+	zs->avail_out = (uInt)out_len;
+	rc = inflate(zs, Z_FINISH);
+	return rc == Z_STREAM_END && zs->avail_in == 0 && zs->avail_out == 0 ? 0 : -1;
+}
+
+/* The chunked payload of codecs 1-4 into the stream T (raw bytes). */
+static int unchunk(struct traj_reader *r, uint64_t raw, uint64_t z, uint64_t nf,
+		   struct util_err *err)
+{
+	uint32_t csize = traj_get_u32(r->zbuf), n = traj_get_u32(r->zbuf + 4);
+	uint64_t want = 0, off;
+	size_t k;
+	int bad = 0;
+	long kk;
+
+	if (csize >= TRAJ_CHUNK_MIN && csize <= TRAJ_CHUNK_MAX)
+		want = (raw + csize - 1) / csize;
+	if (want == 0 || n != want || 8 + 4 * (uint64_t)n > z)
+		goto damaged;
+	if (reserve_streams(r, err) != 0 ||
+	    reserve(&r->coff, &r->coff_cap, (size_t)n * sizeof *r->coff, err) != 0 ||
+	    reserve(&r->crc_rc, &r->rc_cap, (size_t)n * sizeof *r->crc_rc, err) != 0 ||
+	    reserve(&r->tbuf, &r->tcap, (size_t)raw, err) != 0)
+		return -1;
+	off = 8 + 4 * (uint64_t)n;
+	for (k = 0; k < n; k++) {
+		r->coff[k] = (size_t)off;
+		off += traj_get_u32(r->zbuf + 8 + 4 * k);
+	}
+	if (off != z)
+		goto damaged;
+	#pragma omp parallel for schedule(dynamic, 1) if (n > 1 && r->h.count >= util_parallel_min)
+	for (kk = 0; kk < (long)n; kk++) {
+		size_t lo = (size_t)kk * csize, len = (size_t)raw - lo < csize ? (size_t)raw - lo : csize;
+
+		r->crc_rc[kk] = inflate_exact(r, r->zbuf + r->coff[kk],
+					      traj_get_u32(r->zbuf + 8 + 4 * (size_t)kk),
+					      r->tbuf + lo, len);
+	}
+	for (k = 0; k < n; k++)
+		bad |= r->crc_rc[k];
+	if (bad) {
+		util_err_set(err, "%s: frame %llu: payload does not decompress", r->name,
+			     (unsigned long long)nf);
+		return -1;
+	}
+	return 0;
+damaged:
+	util_err_set(err, "%s: frame %llu: damaged chunk table", r->name, (unsigned long long)nf);
+	return -1;
+}
+
+/* Codecs 1 and 2: byte planes back into float32 bits, XOR the previous
+ * frame's for codec 2. */
+static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned char *base)
+{
+	size_t n = (size_t)r->h.count;
+	int f;
+
+	for (f = 0; f < r->nf; f++) {
+		const unsigned char *p = r->tbuf + (size_t)f * 4 * n;
+		unsigned char *o = out + (size_t)f * 4 * n;
+		const unsigned char *bs = base ? base + (size_t)f * 4 * n : NULL;
+		long i;
+
+		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+		for (i = 0; i < (long)n; i++) {
+			uint32_t u = (uint32_t)p[i] | (uint32_t)p[n + i] << 8 |
+				     (uint32_t)p[2 * n + i] << 16 | (uint32_t)p[3 * n + i] << 24;
+
+			if (bs)
+				u ^= traj_get_u32(bs + 4 * i);
+			traj_put_u32(o + 4 * i, u);
+		}
+	}
+}
+
+/* Codecs 3 and 4: the prelude, the planes of zigzag differences (or of
+ * the integers themselves, codec 3), the exceptions. */
+static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsigned char *out,
+		      uint64_t nf, struct util_err *err)
+{
+	const unsigned char *t = r->tbuf;
+	size_t n = (size_t)r->h.count, plane = TRAJ_QUANT_PRELUDE + (size_t)r->nf, s, x;
+	double p = traj_get_f64(t);
+	uint64_t nexc = traj_get_u64(t + 8), planes = 0, last = 0;
+	int f, key = codec == TRAJ_CODEC_QUANT;
+
+	for (f = 0; f < r->nf; f++) {
+		if (t[TRAJ_QUANT_PRELUDE + f] > 8)
+			goto damaged;
+		planes += t[TRAJ_QUANT_PRELUDE + f];
+	}
+	if (!(p > 0 && p <= TRAJ_PRECISION_MAX) || nexc > r->values ||
+	    raw != plane + planes * n + nexc * TRAJ_QUANT_EXCEPTION)
+		goto damaged;
+	if (!key && !(r->have_q && r->qprec == p)) {
+		util_err_set(err, "%s: frame %llu: a lossy delta frame without the lossy frame "
+			     "of the same precision it depends on", r->name, (unsigned long long)nf);
+		return -1;
+	}
+	if (r->q == NULL && !(r->q = util_alloc(r->values, sizeof *r->q, err)))
+		return -1;
+	for (f = 0; f < r->nf; f++) {
+		int k = t[TRAJ_QUANT_PRELUDE + f];
+		const unsigned char *pl = t + plane;
+		uint64_t *q = (uint64_t *)(r->q + (size_t)f * n);
+		unsigned char *o = out + (size_t)f * 4 * n;
+		long i;
+
+		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+		for (i = 0; i < (long)n; i++) {
+			uint64_t zz = 0, v;
+			int b;
+			float y;
+			uint32_t u;
+
+			for (b = 0; b < k; b++)
+				zz |= (uint64_t)pl[(size_t)b * n + i] << (8 * b);
+			v = key ? traj_unzigzag(zz) : q[i] + traj_unzigzag(zz);
+			q[i] = v;
+			y = traj_dequantise((int64_t)v, p);
+			memcpy(&u, &y, 4);
+			traj_put_u32(o + 4 * i, u);
+		}
+		plane += (size_t)k * n;
+	}
+	for (x = 0; x < nexc; x++) {
+		const unsigned char *e = t + plane + x * TRAJ_QUANT_EXCEPTION;
+		uint64_t slot = traj_get_u64(e);
+
+		if (slot >= r->values || (x > 0 && slot <= last)) {
+			r->have_q = 0;
+			goto damaged;
+		}
+		last = slot;
+		s = (size_t)slot;
+		memcpy(out + 4 * s, e + 8, 4);
+	}
+	r->have_q = 1;
+	r->qprec = p;
+	r->precision = p;
+	return 0;
+damaged:
+	util_err_set(err, "%s: frame %llu: damaged lossy frame", r->name, (unsigned long long)nf);
+	return -1;
+}
+
+/* The payload of frame nf (in r->zbuf, its header h) checked and decoded
+ * into the next buffer, which then becomes the frame read last. */
+static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t nf,
+			struct util_err *err)
+{
+	uint32_t codec = traj_get_u32(h + 16);
+	uint64_t raw = traj_get_u64(h + 20), z = traj_get_u64(h + 28);
+	unsigned char *out = r->buf[r->which ^ 1], *base = r->buf[r->which];
+	int rc = 0;
+
+	if (traj_get_u32(h + 36) != (uint32_t)crc32_z(crc32(0L, h, 36), r->zbuf, (z_size_t)z)) {
+		util_err_set(err, "%s: frame %llu (step %llu): CRC mismatch", r->name,
+			     (unsigned long long)nf, (unsigned long long)traj_get_u64(h + 4));
+		goto fail;
+	}
+	if (!traj_codec_is_key(codec) && !r->have_base) {
+		util_err_set(err, "%s: frame %llu: a delta frame without the frame it depends on",
+			     r->name, (unsigned long long)nf);
+		goto fail;
+	}
+	if (codec == TRAJ_CODEC_ZLIB_F32) {
+		if (reserve_streams(r, err) != 0)
+			goto fail;
+		if (inflate_exact(r, r->zbuf, (size_t)z, out, r->raw_len) != 0) {
+			util_err_set(err, "%s: frame %llu: payload does not decompress", r->name,
+				     (unsigned long long)nf);
+			goto fail;
+		}
+	} else if (unchunk(r, raw, z, nf, err) != 0) {
+		goto fail;
+	} else if (codec <= TRAJ_CODEC_XOR) {
+		unshuffle(r, out, codec == TRAJ_CODEC_XOR ? base : NULL);
+	} else {
+		rc = unquantise(r, codec, raw, out, nf, err);
+		if (rc != 0)
+			goto fail;
+	}
+	if (codec <= TRAJ_CODEC_XOR)
+		r->have_q = 0;
+	r->which ^= 1;
+	r->have_base = 1;
+	return 0;
+fail:
+	r->have_base = 0;
+	r->have_q = 0;
+	return -1;
+}
+
+static int remember_frame(struct traj_reader *r, const unsigned char *h, uint64_t offset,
+			  struct util_err *err)
+{
+	struct traj_index_entry *e;
+	uint32_t codec = traj_get_u32(h + 16);
+
+	if (r->frames == r->seen_cap) {
+		size_t cap = r->seen_cap ? 2 * r->seen_cap : 256;
+		struct traj_index_entry *n = util_alloc(cap, sizeof *n, err);
+
+		if (n == NULL)
+			return -1;
+		if (r->frames)
+			memcpy(n, r->seen, (size_t)r->frames * sizeof *n);
+		util_free(r->seen);
+		r->seen = n;
+		r->seen_cap = cap;
+	}
+	e = &r->seen[r->frames];
+	memset(e, 0, sizeof *e);
+	e->step = traj_get_u64(h + 4);
+	e->offset = offset;
+	e->codec = codec;
+	e->back = traj_codec_is_key(codec) ? 0 : r->seen[r->frames - 1].back + 1;
+	return 0;
+}
+
 static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
 	unsigned long long nf = (unsigned long long)r->frames;
-	uint64_t raw_len, zlen;
-	uLongf out_len;
+	uint64_t offset, z;
 	int rc;
 
-	rc = read_exact(r, h, 4);
-	if (rc == 0)
-		return 0; /* a killed run: the file ends after a complete frame */
-	if (rc < 0)
-		goto cut;
-	if (memcmp(h, TRAJ_END_TAG, 4) == 0)
-		return read_end(r, h, err);
-	if (memcmp(h, TRAJ_FRAME_TAG, 4) != 0) {
-		util_err_set(err, "%s: frame %llu: bad record tag", r->name, nf);
-		return -1;
+	for (;;) {
+		offset = r->pos;
+		rc = read_exact(r, h, 4);
+		if (rc == 0)
+			return 0; /* a killed run: the file ends after a complete record */
+		if (rc < 0)
+			goto cut;
+		if (memcmp(h, TRAJ_END_TAG, 4) == 0)
+			return read_end(r, h, err);
+		if (memcmp(h, TRAJ_INDEX_TAG, 4) == 0 && r->h.version >= 2 && !r->after_index) {
+			if (read_index_record(r, h, err) != 0)
+				return -1;
+			continue;
+		}
+		if (memcmp(h, TRAJ_FRAME_TAG, 4) != 0 || r->after_index) {
+			util_err_set(err, "%s: frame %llu: bad record tag", r->name, nf);
+			return -1;
+		}
+		break;
 	}
 	if (read_exact(r, h + 4, sizeof h - 4) != 1)
 		goto cut;
-	raw_len = traj_get_u64(h + 20);
-	zlen = traj_get_u64(h + 28);
-	if (traj_get_u32(h + 12) != r->h.count || traj_get_u32(h + 16) != TRAJ_CODEC_ZLIB_F32 ||
-	    raw_len != r->raw_len || zlen > r->zcap) {
-		util_err_set(err, "%s: frame %llu: damaged frame header", r->name, nf);
+	if (check_frame_header(r, h, nf, err) != 0)
 		return -1;
-	}
-	if (read_exact(r, r->zbuf, (size_t)zlen) != 1)
+	z = traj_get_u64(h + 28);
+	if (reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
+		return -1;
+	if (read_exact(r, r->zbuf, (size_t)z) != 1)
 		goto cut;
-	if (traj_get_u32(h + 36) !=
-	    (uint32_t)crc32_z(crc32(0L, h, 36), r->zbuf, (z_size_t)zlen)) {
-		util_err_set(err, "%s: frame %llu (step %llu): CRC mismatch", r->name, nf,
-			     (unsigned long long)traj_get_u64(h + 4));
+	if (decode_frame(r, h, nf, err) != 0 || remember_frame(r, h, offset, err) != 0)
 		return -1;
-	}
-	out_len = (uLongf)r->raw_len;
-	if (uncompress(r->raw, &out_len, r->zbuf, (uLong)zlen) != Z_OK ||
-	    out_len != r->raw_len) {
-		util_err_set(err, "%s: frame %llu: payload does not decompress", r->name, nf);
-		return -1;
-	}
+	r->codec_frames[traj_get_u32(h + 16)]++;
 	*step = traj_get_u64(h + 4);
 	return 1;
 cut:
@@ -417,43 +870,226 @@ cut:
 	return -1;
 }
 
+/* The frame read last, into the caller's arrays. */
+static void copy_out(const struct traj_reader *r, float *const fields[6])
+{
+	size_t n = (size_t)r->h.count;
+	const unsigned char *raw = r->buf[r->which];
+	int f;
+
+	for (f = 0; f < r->nf; f++) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		memcpy(fields[f], raw + (size_t)f * 4 * n, n * sizeof(float));
+#else
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			uint32_t u = traj_get_u32(raw + 4 * ((size_t)f * n + i));
+
+			memcpy(&fields[f][i], &u, 4);
+		}
+#endif
+	}
+}
+
 int traj_read_frame(struct traj_reader *r, uint64_t *step, float *const fields[6],
 		    struct util_err *err)
 {
 	size_t n = (size_t)r->h.count, i, off = 0;
-	int f, nf = 2 * r->h.dims, rc;
+	int f, rc;
 
 	if (r->ended)
 		return 0;
+	if (r->random) {
+		util_err_set(err, "%s: cannot read frame by frame after random access", r->name);
+		return -1;
+	}
 	if (r->h.format == TRAJ_BIN) {
 		rc = read_bin_frame(r, step, err);
 		if (rc != 1)
 			return rc;
-		for (f = 0; f < nf; f++)
-			for (i = 0; i < n; i++, off += 4) {
-				uint32_t u = traj_get_u32(r->raw + off);
-
-				memcpy(&fields[f][i], &u, 4);
-			}
+		copy_out(r, fields);
 	} else {
 		rc = read_csv_frame(r, step, fields, err);
 		if (rc != 1)
 			return rc;
-		for (f = 0; f < nf; f++)
+		for (f = 0; f < r->nf; f++)
 			for (i = 0; i < n; i++, off += 4) {
 				uint32_t u;
 
 				memcpy(&u, &fields[f][i], 4);
-				traj_put_u32(r->raw + off, u);
+				traj_put_u32(r->buf[r->which] + off, u);
 			}
 	}
-	digest_frame(r, *step, r->raw, r->raw_len);
+	digest_frame(r, *step, r->buf[r->which], r->raw_len);
 	if (r->frames == 0)
 		r->first_step = *step;
 	r->last_step = *step;
 	r->frames++;
 	return 1;
 }
+
+/* ---- random access through the frame index ------------------------------ */
+
+static int index_damaged(struct traj_reader *r, const char *what, struct util_err *err)
+{
+	util_err_set(err, "%s: damaged frame index: %s", r->name, what);
+	r->idx_state = INDEX_DAMAGED;
+	return -1;
+}
+
+/* Every entry points inside the frames, in file order, and its key frame
+ * chain is whole. */
+static int check_index(struct traj_reader *r, uint64_t index_off, uint64_t last_step,
+		       struct util_err *err)
+{
+	uint64_t k;
+
+	for (k = 0; k < r->nidx; k++) {
+		const struct traj_index_entry *e = &r->idx[k];
+
+		if (e->offset < (k ? r->idx[k - 1].offset + TRAJ_FRAME_HEADER : r->data_start) ||
+		    e->offset + TRAJ_FRAME_HEADER > index_off)
+			return index_damaged(r, "a frame offset out of place", err);
+		if (e->codec >= TRAJ_CODECS || (e->back == 0) != traj_codec_is_key(e->codec) ||
+		    (e->back > 0 && (k == 0 || r->idx[k - 1].back != e->back - 1)))
+			return index_damaged(r, "a codec or key frame out of place", err);
+	}
+	if (r->nidx > 0 && r->idx[r->nidx - 1].step != last_step)
+		return index_damaged(r, "the last step differs from the end record's", err);
+	return 0;
+}
+
+int traj_reader_load_index(struct traj_reader *r, struct util_err *err)
+{
+	unsigned char e[TRAJ_END_LEN], *b = NULL;
+	struct stat st;
+	uint64_t n, size, off, k;
+	size_t len;
+
+	if (r->idx_state == INDEX_LOADED)
+		return 1;
+	if (r->idx_state == INDEX_DAMAGED) {
+		util_err_set(err, "%s: damaged frame index", r->name);
+		return -1;
+	}
+	if (r->idx_state == INDEX_NONE)
+		return 0;
+	r->idx_state = INDEX_NONE;
+	/* Only a plain regular file can be read at offsets of the index. */
+	if (r->h.format != TRAJ_BIN || r->h.version < 2 || r->path == NULL || !gzdirect(r->gz))
+		return 0;
+	r->fd = open(r->path, O_RDONLY);
+	if (r->fd < 0 || fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	size = (uint64_t)st.st_size;
+	/* The end record last, its frame count giving the index's length. A
+	 * file that does not end so (a killed run) has no index to use. */
+	if (size < r->data_start + TRAJ_INDEX_FIXED + TRAJ_END_LEN ||
+	    read_at(r, e, sizeof e, size - TRAJ_END_LEN) != 0 ||
+	    memcmp(e, TRAJ_END_TAG, 4) != 0 || traj_get_u32(e + 24) != (uint32_t)crc32(0L, e, 24) ||
+	    traj_get_u32(e + 4) > TRAJ_INTERRUPTED)
+		return 0;
+	n = traj_get_u64(e + 8);
+	if (n > (size - r->data_start) / (TRAJ_INDEX_ENTRY + TRAJ_FRAME_HEADER))
+		return 0;
+	len = TRAJ_INDEX_FIXED + (size_t)n * TRAJ_INDEX_ENTRY;
+	if (size - TRAJ_END_LEN - r->data_start < len)
+		return 0;
+	off = size - TRAJ_END_LEN - len;
+	if (!(b = util_alloc(len, 1, err)))
+		return -1;
+	if (read_at(r, b, len, off) != 0 || memcmp(b, TRAJ_INDEX_TAG, 4) != 0 ||
+	    traj_get_u64(b + 4) != n) {
+		util_free(b);
+		return 0;
+	}
+	if (traj_get_u32(b + len - 4) != (uint32_t)crc32_z(0L, b, len - 4)) {
+		util_free(b);
+		return index_damaged(r, "CRC mismatch", err);
+	}
+	if (!(r->idx = util_alloc(n ? (size_t)n : 1, sizeof *r->idx, err))) {
+		util_free(b);
+		return -1;
+	}
+	for (k = 0; k < n; k++)
+		get_entry(&r->idx[k], b + 12 + k * TRAJ_INDEX_ENTRY);
+	util_free(b);
+	r->nidx = n;
+	if (check_index(r, off, traj_get_u64(e + 16), err) != 0)
+		return -1;
+	r->tend_seen = 1;
+	r->tend_status = (enum traj_status)traj_get_u32(e + 4);
+	r->idx_state = INDEX_LOADED;
+	return 1;
+}
+
+uint64_t traj_reader_index_frames(const struct traj_reader *r)
+{
+	return r->idx_state == INDEX_LOADED ? r->nidx : 0;
+}
+
+const struct traj_index_entry *traj_reader_index_entry(const struct traj_reader *r,
+							uint64_t k)
+{
+	return r->idx_state == INDEX_LOADED && k < r->nidx ? &r->idx[k] : NULL;
+}
+
+int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
+		       float *const fields[6], struct util_err *err)
+{
+	unsigned char h[TRAJ_FRAME_HEADER];
+	uint64_t j, start;
+	int rc = traj_reader_load_index(r, err);
+
+	if (rc == 0)
+		util_err_set(err, "%s: no frame index (a killed run, a version 1 file, a pipe or "
+			     "not a binary trajectory): read it frame by frame", r->name);
+	if (rc != 1)
+		return -1;
+	if (!r->random) {
+		/* The state of frame-by-frame reading is not the index's. */
+		r->random = 1;
+		r->cur_valid = 0;
+	}
+	if (k >= r->nidx)
+		return 0;
+	start = k - r->idx[k].back;
+	if (r->cur_valid && r->cur >= start && r->cur <= k)
+		start = r->cur + 1;
+	else
+		r->have_base = r->have_q = 0;
+	for (j = start; j <= k; j++) {
+		const struct traj_index_entry *e = &r->idx[j];
+		uint64_t z;
+
+		r->cur_valid = 0;
+		if (read_at(r, h, sizeof h, e->offset) != 0 || memcmp(h, TRAJ_FRAME_TAG, 4) != 0 ||
+		    traj_get_u64(h + 4) != e->step || traj_get_u32(h + 16) != e->codec) {
+			util_err_set(err, "%s: frame %llu is not where the index says",
+				     r->name, (unsigned long long)j);
+			return -1;
+		}
+		if (check_frame_header(r, h, j, err) != 0)
+			return -1;
+		z = traj_get_u64(h + 28);
+		if (reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
+			return -1;
+		if (read_at(r, r->zbuf, (size_t)z, e->offset + TRAJ_FRAME_HEADER) != 0) {
+			util_err_set(err, "%s: frame %llu: cut short", r->name, (unsigned long long)j);
+			return -1;
+		}
+		if (decode_frame(r, h, j, err) != 0)
+			return -1;
+		r->cur = j;
+		r->cur_valid = 1;
+	}
+	copy_out(r, fields);
+	*step = r->idx[k].step;
+	return 1;
+}
+
+/* ---- opening and the rest ----------------------------------------------- */
 
 struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 {
@@ -465,7 +1101,12 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 		util_err_set(err, "out of memory");
 		return NULL;
 	}
+	r->fd = -1;
 	r->name = is_stdin ? "<stdin>" : path;
+	if (!is_stdin && !(r->path = strdup(path))) {
+		util_err_set(err, "out of memory");
+		goto fail;
+	}
 	r->md = EVP_MD_CTX_new();
 	if (r->md == NULL || !EVP_DigestInit_ex(r->md, EVP_sha256(), NULL)) {
 		util_err_set(err, "cannot start SHA-256");
@@ -481,6 +1122,8 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 	}
 	gzbuffer(r->gz, 1 << 17);
 	got = gzread(r->gz, magic, sizeof magic);
+	if (got > 0)
+		r->pos = (uint64_t)got;
 	if (got == (int)sizeof magic && memcmp(magic, TRAJ_MAGIC, TRAJ_MAGIC_LEN) == 0) {
 		if (open_bin(r, magic, err) != 0)
 			goto fail;
@@ -504,13 +1147,28 @@ const struct traj_header *traj_reader_header(const struct traj_reader *r)
 int traj_reader_ended(const struct traj_reader *r, enum traj_status *status)
 {
 	if (status)
-		*status = r->status;
-	return r->ended;
+		*status = r->ended ? r->status : r->tend_status;
+	return r->ended || r->tend_seen;
 }
 
 uint64_t traj_reader_frames(const struct traj_reader *r)
 {
 	return r->frames;
+}
+
+uint64_t traj_reader_codec_frames(const struct traj_reader *r, uint32_t codec)
+{
+	return codec < TRAJ_CODECS ? r->codec_frames[codec] : 0;
+}
+
+double traj_reader_precision(const struct traj_reader *r)
+{
+	return r->precision;
+}
+
+int traj_reader_indexed(const struct traj_reader *r)
+{
+	return r->indexed || r->idx_state == INDEX_LOADED;
 }
 
 uint64_t traj_reader_first_step(const struct traj_reader *r)
@@ -531,12 +1189,28 @@ void traj_reader_close(struct traj_reader *r)
 		return;
 	if (r->gz)
 		gzclose(r->gz);
+	if (r->fd >= 0)
+		close(r->fd);
+	for (f = 0; f < r->nzs; f++)
+		if (r->zs[f]) {
+			inflateEnd(r->zs[f]);
+			free(r->zs[f]);
+		}
+	free(r->zs);
 	EVP_MD_CTX_free(r->md);
+	free(r->path);
 	free(r->h.generator);
 	free(r->h.scenario);
 	for (f = 0; f < 6; f++)
 		free(r->first[f]);
-	util_free(r->raw);
+	util_free(r->buf[0]);
+	util_free(r->buf[1]);
+	util_free(r->q);
+	util_free(r->tbuf);
 	util_free(r->zbuf);
+	util_free(r->coff);
+	util_free(r->crc_rc);
+	util_free(r->seen);
+	util_free(r->idx);
 	free(r);
 }

@@ -1,21 +1,31 @@
 /* traj_write.c: writes trajectories (binary, CSV, gzip'd CSV) to a
- * temporary file that is renamed into place only when the run ends well. */
+ * temporary file that is renamed into place only when the run ends well;
+ * binary frames are transformed, cut into chunks and compressed in parallel. */
 #include "config.h"
 #include "traj.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* One byte plane of the transformed stream: byte b of field f's values. */
+struct plane {
+	int f, b;
+};
 
 struct traj_writer {
 	enum traj_format fmt;
-	int dims;
+	int dims, nf;      /* nf = 2 * dims fields */
 	uint64_t count;
 	FILE *fp;          /* binary and CSV */
 	gzFile gz;         /* gzip'd CSV */
@@ -25,13 +35,46 @@ struct traj_writer {
 	char *tmp;         /* temporary name while writing */
 	char *final;       /* where the file ended up */
 	uint64_t frames, last_step;
-	unsigned char *raw, *zbuf;
-	size_t raw_len, zcap;
+	uint64_t pos;      /* bytes written so far: the offset of the next record */
 	int level;         /* zlib level of binary frames */
+	double precision;  /* > 0: lossy frames of this precision */
+	uint32_t chunk, key_interval;
+	uint64_t chain;    /* frames written since the last key frame, itself included */
+	/* The frame being written (its fields) and the state delta frames
+	 * need: the previous frame's bits, or its quantised integers. */
+	float *const *cur;
+	uint32_t *prev;
+	int64_t *q, *qprev;
+	uint64_t *zz;       /* lossy: zigzag differences, field after field */
+	unsigned char *exc; /* lossy: 1 where a value is stored as an exception */
+	/* The transformed stream T of the frame, its planes, and the chunks. */
+	unsigned char *tbuf;
+	size_t tcap, tlen, tbase;
+	struct plane planes[6 * 8];
+	int nplanes;
+	unsigned char *zbuf, *table;
+	size_t zstride, zcap, table_cap, nchunk_cap;
+	uint32_t *clen;
+	uLong *ccrc;
+	int *crc_rc;
+	/* One deflate stream per thread, reset for each chunk: a fresh stream
+	 * per chunk costs its allocation and page faults every time. */
+	z_stream **zs;
+	int nzs;
+	struct traj_index_entry *idx; /* one per frame written */
+	size_t nidx, idx_cap;
 	char *text;        /* CSV formatting buffer */
 	const uint32_t *ids; /* CSV: the ids of a subset, or NULL */
 	size_t text_cap;
 };
+
+static const char *const CODEC_NAMES[TRAJ_CODECS] = {
+	"zlib", "shuffle", "xor", "quant", "quant-delta"};
+
+const char *traj_codec_name(uint32_t codec)
+{
+	return codec < TRAJ_CODECS ? CODEC_NAMES[codec] : "unknown";
+}
 
 static const char *const FORMAT_NAMES[] = {"bin", "csv", "csv.gz"};
 
@@ -74,6 +117,7 @@ int traj_format_guess(const char *path, enum traj_format *fmt)
 
 static int put(struct traj_writer *w, const void *p, size_t n, struct util_err *err)
 {
+	w->pos += n;
 	if (w->gz) {
 		while (n > 0) {
 			unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
@@ -163,9 +207,10 @@ static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *ge
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 				     int dims, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
-				     int level, struct util_err *err)
+				     int level, double precision, struct util_err *err)
 {
 	struct traj_writer *w = calloc(1, sizeof *w);
+	struct stat st;
 	int fd = -1;
 
 	if (w != NULL)
@@ -178,12 +223,30 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	w->fmt = fmt;
 	w->level = level;
 	w->dims = dims;
+	w->nf = 2 * dims;
 	w->count = count;
+	w->chunk = TRAJ_CHUNK_SIZE;
+	w->key_interval = TRAJ_KEY_INTERVAL;
+	if (!(precision >= 0 && precision <= TRAJ_PRECISION_MAX) || level < 0 || level > 9) {
+		util_err_set(err, "%s: bad precision %g or compression level %d", path,
+			     precision, level);
+		goto fail;
+	}
+	w->precision = precision;
 	w->to_stdout = strcmp(path, "-") == 0;
 	if (w->to_stdout) {
 		fd = dup(STDOUT_FILENO);
 		if (fd < 0) {
 			util_err_set(err, "stdout: %s", strerror(errno));
+			goto fail;
+		}
+	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* A device or a pipe (/dev/null, a FIFO) is written as a stream:
+		 * renaming a file over it would destroy the node. */
+		w->to_stdout = 1;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			util_err_set(err, "%s: cannot open: %s", path, strerror(errno));
 			goto fail;
 		}
 	} else if ((fd = open_temp(w, err)) < 0) {
@@ -210,15 +273,25 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		setvbuf(w->fp, NULL, _IOFBF, 1 << 17);
 	}
 	if (fmt == TRAJ_BIN) {
-		if (util_mul_size((size_t)count, (size_t)(2 * dims) * sizeof(float),
-				  &w->raw_len) != 0) {
+		size_t values, bytes;
+
+		/* The largest stream a frame can make: lossy, every value an
+		 * exception, 8 plane bytes and 12 exception bytes each. */
+		if (util_mul_size((size_t)count, (size_t)w->nf, &values) != 0 ||
+		    util_mul_size(values, 8 + TRAJ_QUANT_EXCEPTION, &bytes) != 0 ||
+		    bytes > SIZE_MAX / 2) {
 			util_err_set(err, "%s: frame size overflows", w->path);
 			goto fail;
 		}
-		w->zcap = compressBound(w->raw_len);
-		if (!(w->raw = util_alloc(w->raw_len, 1, err)) ||
-		    !(w->zbuf = util_alloc(w->zcap, 1, err)))
+		if (precision > 0) {
+			if (!(w->q = util_alloc(values, sizeof *w->q, err)) ||
+			    !(w->qprev = util_alloc(values, sizeof *w->qprev, err)) ||
+			    !(w->zz = util_alloc(values, sizeof *w->zz, err)) ||
+			    !(w->exc = util_alloc(values, 1, err)))
+				goto fail;
+		} else if (!(w->prev = util_alloc(values, sizeof *w->prev, err))) {
 			goto fail;
+		}
 		if (write_bin_header(w, seed, generator, scenario_json, err) != 0)
 			goto fail;
 	} else {
@@ -238,46 +311,376 @@ fail:
 	return NULL;
 }
 
+void traj_writer_set_chunk_size(struct traj_writer *w, uint32_t bytes)
+{
+	if (bytes >= TRAJ_CHUNK_MIN && bytes <= TRAJ_CHUNK_MAX)
+		w->chunk = bytes;
+}
+
+void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval)
+{
+	if (interval >= 1)
+		w->key_interval = interval;
+}
+
+/* Replaces *p by a zeroed array of at least n bytes unless it has one. */
+static int reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
+{
+	void **p = pp, *np;
+
+	if (*p != NULL && *cap >= n)
+		return 0;
+	np = util_alloc(n, 1, err);
+	if (np == NULL)
+		return -1;
+	util_free(*p);
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
+/* Bytes needed to hold v: the number of its planes that are not zero. */
+static int byte_width(uint64_t v)
+{
+	int k = 0;
+
+	while (v != 0) {
+		k++;
+		v >>= 8;
+	}
+	return k;
+}
+
+/* The writer's quantisation of one value: q = x/p (binary64) rounded to
+ * the nearest integer, ties to even. It fails, making the value an
+ * exception stored bit for bit, when x is not finite, when |x/p| > 2^53,
+ * or when the reconstruction the reader will make is further than p/2 from
+ * x (which rounding to binary32 can cause near the half-way points). The
+ * difference of the two binary32 values is exact in binary64 here, and
+ * doubling is exact, so the test is exact. */
+static int quantise_one(float x, double p, int64_t *q)
+{
+	double t = (double)x / p, r;
+	float y;
+
+	if (!(fabs(t) <= TRAJ_QUANT_MAX))
+		return -1;
+	r = nearbyint(t);
+	*q = (int64_t)r;
+	y = traj_dequantise(*q, p);
+	return 2.0 * fabs((double)y - (double)x) <= p ? 0 : -1;
+}
+
+/* Lossy frames: quantises every value and lays out the stream's prelude
+ * and exceptions; the planes are filled chunk by chunk later. */
+static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
+{
+	size_t n = (size_t)w->count, f, nexc = 0;
+	unsigned char *t;
+	size_t len, off;
+	int b;
+
+	w->nplanes = 0;
+	for (f = 0; f < (size_t)w->nf; f++) {
+		const float *x = w->cur[f];
+		const int64_t *qp = w->qprev + f * n;
+		int64_t *qc = w->q + f * n;
+		uint64_t *z = w->zz + f * n, zmax = 0;
+		unsigned char *ex = w->exc + f * n;
+		size_t i, e = 0;
+
+		#pragma omp parallel for schedule(static) reduction(max: zmax) reduction(+: e) \
+			if (n >= util_parallel_min)
+		for (i = 0; i < n; i++) {
+			int64_t qi;
+			int bad = quantise_one(x[i], w->precision, &qi) != 0;
+
+			/* An exception leaves the integer where it was, so the
+			 * next frame's difference stays small. */
+			if (bad)
+				qi = key ? 0 : qp[i];
+			qc[i] = qi;
+			z[i] = traj_zigzag(key ? (uint64_t)qi : (uint64_t)qi - (uint64_t)qp[i]);
+			if (z[i] > zmax)
+				zmax = z[i];
+			ex[i] = (unsigned char)bad;
+			e += (size_t)bad;
+		}
+		for (b = 0; b < byte_width(zmax); b++) {
+			w->planes[w->nplanes].f = (int)f;
+			w->planes[w->nplanes++].b = b;
+		}
+		nexc += e;
+	}
+	w->tbase = TRAJ_QUANT_PRELUDE + (size_t)w->nf;
+	len = w->tbase + (size_t)w->nplanes * n + nexc * TRAJ_QUANT_EXCEPTION;
+	if (reserve(&w->tbuf, &w->tcap, len, err) != 0)
+		return -1;
+	t = w->tbuf;
+	traj_put_f64(t, w->precision);
+	traj_put_u64(t + 8, (uint64_t)nexc);
+	for (f = 0; f < (size_t)w->nf; f++)
+		t[TRAJ_QUANT_PRELUDE + f] = 0;
+	for (b = 0; b < w->nplanes; b++)
+		t[TRAJ_QUANT_PRELUDE + w->planes[b].f]++;
+	off = w->tbase + (size_t)w->nplanes * n;
+	for (f = 0; nexc > 0 && f < (size_t)w->nf; f++) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			if (w->exc[f * n + i]) {
+				uint32_t u;
+
+				memcpy(&u, &w->cur[f][i], 4);
+				traj_put_u64(t + off, (uint64_t)(f * n + i));
+				traj_put_u32(t + off + 8, u);
+				off += TRAJ_QUANT_EXCEPTION;
+			}
+	}
+	w->tlen = len;
+	return 0;
+}
+
+/* Fills T[a, e) where it falls in the planes: byte b of each value (the
+ * float32 bits, XOR the previous frame's for a delta frame; or the
+ * zigzag difference for a lossy frame), in id order, plane after plane. */
+static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int delta)
+{
+	size_t n = (size_t)w->count, end = w->tbase + (size_t)w->nplanes * n;
+
+	if (a < w->tbase)
+		a = w->tbase;
+	if (e > end)
+		e = end;
+	while (a < e) {
+		size_t j = (a - w->tbase) / n, i0 = (a - w->tbase) % n, i1, i;
+		unsigned char *out = w->tbuf + a - i0;
+		int f = w->planes[j].f, sh = 8 * w->planes[j].b;
+
+		i1 = i0 + (e - a) < n ? i0 + (e - a) : n;
+		if (w->precision > 0) {
+			const uint64_t *z = w->zz + (size_t)f * n;
+
+			for (i = i0; i < i1; i++)
+				out[i] = (unsigned char)(z[i] >> sh);
+		} else {
+			const float *x = w->cur[f];
+			const uint32_t *p = w->prev + (size_t)f * n;
+
+			for (i = i0; i < i1; i++) {
+				uint32_t u;
+
+				memcpy(&u, &x[i], 4);
+				if (delta)
+					u ^= p[i];
+				out[i] = (unsigned char)(u >> sh);
+			}
+		}
+		a += i1 - i0;
+	}
+}
+
+/* One chunk as one zlib stream, with this thread's stream (a reset stream
+ * writes the same bytes as a new one). Run-length matching (Z_RLE) is what
+ * pays on byte planes: measured, it is smaller than zlib's default matching
+ * at any level, and two to three times faster. */
+static int deflate_chunk(struct traj_writer *w, const unsigned char *in, size_t len,
+			 unsigned char *out, size_t cap, uint32_t *out_len)
+{
+	int tid = 0, rc;
+	z_stream *zs;
+
+#ifdef _OPENMP
+	tid = omp_get_thread_num();
+#endif
+	if (tid >= w->nzs)
+		return Z_MEM_ERROR;
+	zs = w->zs[tid];
+	if (zs == NULL) {
+		zs = calloc(1, sizeof *zs);
+		if (zs == NULL)
+			return Z_MEM_ERROR;
+		rc = deflateInit2(zs, w->level, Z_DEFLATED, 15, 8,
+				  w->level > 0 ? Z_RLE : Z_DEFAULT_STRATEGY);
+		if (rc != Z_OK) {
+			free(zs);
+			return rc;
+		}
+		w->zs[tid] = zs;
+	} else if ((rc = deflateReset(zs)) != Z_OK) {
+		return rc;
+	}
+	zs->next_in = (Bytef *)(uintptr_t)in;
+	zs->avail_in = (uInt)len;
+	zs->next_out = out;
+	zs->avail_out = (uInt)cap;
+	rc = deflate(zs, Z_FINISH);
+	*out_len = (uint32_t)zs->total_out;
+	return rc == Z_STREAM_END ? Z_OK : (rc == Z_OK ? Z_BUF_ERROR : rc);
+}
+
+/* Room for a stream per thread the next parallel loop may use. */
+static int reserve_streams(struct traj_writer *w, struct util_err *err)
+{
+	int n = 1;
+	z_stream **zs;
+
+#ifdef _OPENMP
+	n = omp_get_max_threads();
+#endif
+	if (n <= w->nzs)
+		return 0;
+	zs = calloc((size_t)n, sizeof *zs);
+	if (zs == NULL) {
+		util_err_set(err, "out of memory");
+		return -1;
+	}
+	if (w->nzs)
+		memcpy(zs, w->zs, (size_t)w->nzs * sizeof *zs);
+	free(w->zs);
+	w->zs = zs;
+	w->nzs = n;
+	return 0;
+}
+
+static int index_add(struct traj_writer *w, uint64_t step, uint32_t codec, uint32_t back,
+		     struct util_err *err)
+{
+	if (w->nidx == w->idx_cap) {
+		size_t cap = w->idx_cap ? 2 * w->idx_cap : 256;
+		struct traj_index_entry *n = util_alloc(cap, sizeof *n, err);
+
+		if (n == NULL)
+			return -1;
+		if (w->nidx)
+			memcpy(n, w->idx, w->nidx * sizeof *n);
+		util_free(w->idx);
+		w->idx = n;
+		w->idx_cap = cap;
+	}
+	w->idx[w->nidx].step = step;
+	w->idx[w->nidx].offset = w->pos;
+	w->idx[w->nidx].codec = codec;
+	w->idx[w->nidx].back = back;
+	w->nidx++;
+	return 0;
+}
+
 static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fields[6],
 			   struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
-	size_t n = (size_t)w->count, f, i, off = 0;
-	uLongf zlen = (uLongf)w->zcap;
+	size_t n = (size_t)w->count, nchunks, k, zlen, tab;
+	int key = w->frames == 0 || w->chain >= w->key_interval;
+	int lossy = w->precision > 0, bad = 0, f, b;
+	uint32_t codec;
 	uLong crc;
-	int rc;
 
-	/* float32 arrays, little-endian, field after field. */
-	for (f = 0; f < (size_t)(2 * w->dims); f++) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		memcpy(w->raw + off, fields[f], n * sizeof(float));
-		off += n * sizeof(float);
-#else
-		for (i = 0; i < n; i++, off += 4) {
-			uint32_t u;
-
-			memcpy(&u, &fields[f][i], 4);
-			traj_put_u32(w->raw + off, u);
-		}
-#endif
+	w->cur = fields;
+	if (lossy) {
+		codec = key ? TRAJ_CODEC_QUANT : TRAJ_CODEC_QUANT_DELTA;
+		if (quantise_frame(w, key, err) != 0)
+			return -1;
+	} else {
+		codec = key ? TRAJ_CODEC_SHUFFLE : TRAJ_CODEC_XOR;
+		w->nplanes = 0;
+		for (f = 0; f < w->nf; f++)
+			for (b = 0; b < 4; b++) {
+				w->planes[w->nplanes].f = f;
+				w->planes[w->nplanes++].b = b;
+			}
+		w->tbase = 0;
+		w->tlen = (size_t)w->nplanes * n;
+		if (reserve(&w->tbuf, &w->tcap, w->tlen, err) != 0)
+			return -1;
 	}
-	(void)i;
-	rc = compress2(w->zbuf, &zlen, w->raw, (uLong)w->raw_len, w->level);
-	if (rc != Z_OK) {
-		util_err_set(err, "%s: compression failed (zlib %d)", w->path, rc);
+	nchunks = (w->tlen + w->chunk - 1) / w->chunk;
+	if (nchunks > UINT32_MAX) {
+		util_err_set(err, "%s: a frame of %zu chunks is too many", w->path, nchunks);
+		return -1;
+	}
+	w->zstride = compressBound(w->chunk < w->tlen ? w->chunk : w->tlen);
+	tab = 8 + 4 * nchunks;
+	if (reserve(&w->zbuf, &w->zcap, nchunks * w->zstride, err) != 0 ||
+	    reserve(&w->table, &w->table_cap, tab, err) != 0)
+		return -1;
+	if (reserve_streams(w, err) != 0)
+		return -1;
+	if (nchunks > w->nchunk_cap) {
+		/* Per-chunk results. */
+		util_free(w->clen);
+		util_free(w->ccrc);
+		util_free(w->crc_rc);
+		w->nchunk_cap = 0;
+		w->clen = util_alloc(nchunks, sizeof *w->clen, err);
+		w->ccrc = util_alloc(nchunks, sizeof *w->ccrc, err);
+		w->crc_rc = util_alloc(nchunks, sizeof *w->crc_rc, err);
+		if (!w->clen || !w->ccrc || !w->crc_rc)
+			return -1;
+		w->nchunk_cap = nchunks;
+	}
+	/* Each chunk is filled and compressed by one thread, on its own: the
+	 * bytes depend on the chunk size only. Small frames stay on this thread,
+	 * as the engine's loops do. */
+	{
+		long kk, nk = (long)nchunks;
+
+		#pragma omp parallel for schedule(dynamic, 1) \
+			if (nk > 1 && n >= util_parallel_min)
+		for (kk = 0; kk < nk; kk++) {
+			size_t lo = (size_t)kk * w->chunk;
+			size_t hi = lo + w->chunk < w->tlen ? lo + w->chunk : w->tlen;
+			unsigned char *out = w->zbuf + (size_t)kk * w->zstride;
+
+			fill_planes(w, lo, hi, !key);
+			w->crc_rc[kk] = deflate_chunk(w, w->tbuf + lo, hi - lo, out, w->zstride,
+						      &w->clen[kk]);
+			if (w->crc_rc[kk] == Z_OK)
+				w->ccrc[kk] = crc32_z(0L, out, w->clen[kk]);
+		}
+	}
+	traj_put_u32(w->table, w->chunk);
+	traj_put_u32(w->table + 4, (uint32_t)nchunks);
+	zlen = tab;
+	for (k = 0; k < nchunks; k++) {
+		if (w->crc_rc[k] != Z_OK)
+			bad = w->crc_rc[k];
+		traj_put_u32(w->table + 8 + 4 * k, w->clen[k]);
+		zlen += w->clen[k];
+	}
+	if (bad) {
+		util_err_set(err, "%s: compression failed (zlib %d)", w->path, bad);
 		return -1;
 	}
 	memcpy(h, TRAJ_FRAME_TAG, 4);
 	traj_put_u64(h + 4, step);
 	traj_put_u32(h + 12, (uint32_t)w->count);
-	traj_put_u32(h + 16, TRAJ_CODEC_ZLIB_F32);
-	traj_put_u64(h + 20, (uint64_t)w->raw_len);
+	traj_put_u32(h + 16, codec);
+	traj_put_u64(h + 20, (uint64_t)w->tlen);
 	traj_put_u64(h + 28, (uint64_t)zlen);
 	crc = crc32(0L, h, 36);
-	crc = crc32_z(crc, w->zbuf, (z_size_t)zlen);
+	crc = crc32_z(crc, w->table, tab);
+	for (k = 0; k < nchunks; k++)
+		crc = crc32_combine(crc, w->ccrc[k], (z_off_t)w->clen[k]);
 	traj_put_u32(h + 36, (uint32_t)crc);
-	if (put(w, h, sizeof h, err) || put(w, w->zbuf, (size_t)zlen, err))
+	if (index_add(w, step, codec, key ? 0 : (uint32_t)w->chain, err) != 0)
 		return -1;
+	if (put(w, h, sizeof h, err) || put(w, w->table, tab, err))
+		return -1;
+	for (k = 0; k < nchunks; k++)
+		if (put(w, w->zbuf + k * w->zstride, w->clen[k], err))
+			return -1;
+	/* What the next frame is a delta from. */
+	if (lossy) {
+		int64_t *t = w->qprev;
+
+		w->qprev = w->q;
+		w->q = t;
+	} else {
+		for (f = 0; f < w->nf; f++)
+			memcpy(w->prev + (size_t)f * n, fields[f], n * sizeof(float));
+	}
+	w->chain = key ? 1 : w->chain + 1;
 	return 0;
 }
 
@@ -342,17 +745,93 @@ static void sync_dir(const char *path)
 	free(dir);
 }
 
+/* The frame index, before the end record: for each frame its step, the
+ * offset of its record, its codec and how far back its key frame is. */
+static int write_index(struct traj_writer *w, struct util_err *err)
+{
+	unsigned char buf[TRAJ_INDEX_ENTRY * 256];
+	size_t k, m = 0;
+	uLong crc;
+
+	memcpy(buf, TRAJ_INDEX_TAG, 4);
+	traj_put_u64(buf + 4, (uint64_t)w->nidx);
+	crc = crc32(0L, buf, 12);
+	if (put(w, buf, 12, err) != 0)
+		return -1;
+	for (k = 0; k < w->nidx; k++) {
+		unsigned char *e = buf + m;
+
+		traj_put_u64(e, w->idx[k].step);
+		traj_put_u64(e + 8, w->idx[k].offset);
+		traj_put_u32(e + 16, w->idx[k].codec);
+		traj_put_u32(e + 20, w->idx[k].back);
+		m += TRAJ_INDEX_ENTRY;
+		if (m == sizeof buf || k + 1 == w->nidx) {
+			crc = crc32(crc, buf, (uInt)m);
+			if (put(w, buf, m, err) != 0)
+				return -1;
+			m = 0;
+		}
+	}
+	traj_put_u32(buf, (uint32_t)crc);
+	return put(w, buf, 4, err);
+}
+
 void traj_writer_set_ids(struct traj_writer *w, const uint32_t *ids)
 {
 	w->ids = ids;
 }
 
+const char *traj_writer_temp_path(const struct traj_writer *w)
+{
+	return w->tmp;
+}
+
+int traj_writer_sync(struct traj_writer *w, struct util_err *err)
+{
+	if (w->gz) {
+		/* a sync flush makes everything so far decodable by itself */
+		if (gzflush(w->gz, Z_SYNC_FLUSH) != Z_OK) {
+			util_err_set(err, "%s: write failed", w->path);
+			return -1;
+		}
+		if (!w->to_stdout && fsync(w->gz_fd) != 0) {
+			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (fflush(w->fp) != 0 || (!w->to_stdout && fsync(fileno(w->fp)) != 0)) {
+		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void writer_free(struct traj_writer *w)
 {
+	int t;
+
+	for (t = 0; t < w->nzs; t++)
+		if (w->zs[t]) {
+			deflateEnd(w->zs[t]);
+			free(w->zs[t]);
+		}
+	free(w->zs);
 	if (w->gz_fd >= 0)
 		close(w->gz_fd);
-	util_free(w->raw);
+	util_free(w->prev);
+	util_free(w->q);
+	util_free(w->qprev);
+	util_free(w->zz);
+	util_free(w->exc);
+	util_free(w->tbuf);
 	util_free(w->zbuf);
+	util_free(w->table);
+	util_free(w->clen);
+	util_free(w->ccrc);
+	util_free(w->crc_rc);
+	util_free(w->idx);
 	free(w->text);
 	free(w->path);
 	free(w->tmp);
@@ -369,6 +848,8 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 	if (w->fmt == TRAJ_BIN) {
 		unsigned char e[TRAJ_END_LEN];
 
+		if (write_index(w, err) != 0)
+			goto out;
 		memcpy(e, TRAJ_END_TAG, 4);
 		traj_put_u32(e + 4, (uint32_t)status);
 		traj_put_u64(e + 8, w->frames);

@@ -14,13 +14,26 @@ size_t util_parallel_min = UTIL_PARALLEL_MIN_DEFAULT;
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 {
+	char raw[UTIL_ERR_MAX];
+	size_t i, o = 0;
 	va_list ap;
 
 	if (err == NULL)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* One line, always: control characters from hostile input (a key with
+	 * a newline in it) are shown escaped, as \xNN. */
+	for (i = 0; raw[i] && o + 5 < sizeof err->msg; i++) {
+		unsigned char ch = (unsigned char)raw[i];
+
+		if (ch < 0x20 || ch == 0x7f)
+			o += (size_t)snprintf(err->msg + o, sizeof err->msg - o, "\\x%02x", ch);
+		else
+			err->msg[o++] = (char)ch;
+	}
+	err->msg[o] = '\0';
 }
 
 int util_mul_size(size_t n, size_t size, size_t *out)

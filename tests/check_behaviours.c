@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "check_suites.h"
+#include "obstacles.h"
 #include "rules.h"
 #include "sim.h"
 
@@ -245,6 +246,79 @@ START_TEST(test_schedule_takes_effect_at_its_step)
 }
 END_TEST
 
+/* No boid ever ends a step inside an obstacle, whatever the step size:
+ * circles, boxes and a polyline in 2D, spheres and boxes in 3D, with boids
+ * flying straight at them (weights off, so only the hard collision acts). */
+START_TEST(test_obstacles_never_entered)
+{
+	static const char *const OBS2 =
+		"\"obstacles\": [{\"type\": \"sphere\", \"center\": [20, 20], \"radius\": 6},"
+		" {\"type\": \"box\", \"min\": [5, 28], \"max\": [35, 31]},"
+		" {\"type\": \"polyline\", \"points\": [[2, 2], [38, 6], [38, 14]]}]";
+	static const char *const OBS3 =
+		"\"obstacles\": [{\"type\": \"sphere\", \"center\": [20, 20, 20], \"radius\": 7},"
+		" {\"type\": \"box\", \"min\": [2, 2, 2], \"max\": [12, 12, 12]}]";
+	static const double DT[] = {0.1, 1, 7, 50};
+	char text[1024];
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	size_t k;
+	int t, i, o, dims = _i < 4 ? 2 : 3;
+
+	snprintf(text, sizeof text, "{\"dimensions\": %d, \"count\": 400, \"steps\": 60, "
+		 "\"dt\": %g, \"speed\": {\"min\": 0.5, \"max\": 1}, \"weights\": {\"separation\": 0,"
+		 " \"alignment\": 0, \"cohesion\": 0, \"avoid\": 0},"
+		 " \"target\": {\"position\": %s}, \"max_force\": 0.5, %s,"
+		 " \"bounds\": {\"min\": %s, \"max\": %s, \"mode\": \"reflect\"}}",
+		 dims, DT[_i % 4], dims == 2 ? "[20, 20]" : "[20, 20, 20]", dims == 2 ? OBS2 : OBS3,
+		 dims == 2 ? "[0, 0]" : "[0, 0, 0]", dims == 2 ? "[40, 40]" : "[40, 40, 40]");
+	load_ok(text, &sc);
+	ck_assert_int_eq(sc.n_obstacles, dims == 2 ? 4 : 2);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	for (t = 0; t < 60; t++) {
+		sim_step(&s);
+		for (k = 0; k < s.flock.n; k++)
+			for (o = 0; o < sc.n_obstacles; o++) {
+				double x[3] = {0, 0, 0}, q[3];
+				int inside;
+
+				for (i = 0; i < dims; i++)
+					x[i] = s.flock.pos[i][k];
+				obstacle_nearest(&sc.obstacles[o], dims, x, q, &inside);
+				ck_assert_msg(!inside, "dt %g: boid %u inside obstacle %d at step %d",
+					      DT[_i % 4], s.flock.id[k], o, t + 1);
+			}
+		ck_assert_msg(sim_check(&s, &err) == 0, "%s", err.msg);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* Within radii.avoid of an obstacle a boid steers away from it. */
+START_TEST(test_obstacle_avoidance_steers)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float near[3] = {13, 20, 0}, far[3] = {2, 20, 0}, vel[3] = {0, 0, 0};
+	double acc[3];
+
+	load_ok("{\"count\": 2, \"steps\": 1, \"max_force\": 10, \"radii\": {\"avoid\": 4},"
+		" \"weights\": {\"avoid\": 2}, \"obstacles\": [{\"type\": \"sphere\","
+		" \"center\": [20, 20], \"radius\": 5}], " BOX "}", &sc);
+	rules_params_init(&rp, &sc);
+	rules_acc_init(&a);
+	rules_acceleration(&rp, &a, near, vel, sc.speed_max, acc);
+	ck_assert_double_eq_tol(acc[0], -2.0, 1e-12); /* away, along -x, weight 2 */
+	ck_assert_double_eq_tol(acc[1], 0.0, 1e-12);
+	rules_acceleration(&rp, &a, far, vel, sc.speed_max, acc);
+	ck_assert(acc[0] == 0.0 && acc[1] == 0.0);
+	scenario_free(&sc);
+}
+END_TEST
+
 static const struct bad {
 	const char *text;
 	const char *expect;
@@ -269,6 +343,15 @@ static const struct bad {
 	{"{\"count\": 2, \"steps\": 9, \"attractors\": [{\"strength\": 1, \"range\": 2, \"waypoints\":"
 	 " [{\"step\": 5, \"position\": [1, 1]}, {\"step\": 5, \"position\": [2, 2]}]}], " BOX "}",
 	 "t.json: attractors[0].waypoints[1].step: waypoint steps must increase"},
+	{"{\"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"cone\"}], " BOX "}",
+	 "t.json: obstacles[0].type: expected \"sphere\", \"box\", \"segment\" or \"polyline\""},
+	{"{\"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"sphere\", \"center\": [1, 1]}], "
+	 BOX "}", "t.json: obstacles[0].radius: required key is missing"},
+	{"{\"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"box\", \"min\": [1, 5],"
+	 " \"max\": [2, 5]}], " BOX "}", "t.json: obstacles[0].max[1]: must be greater than min[1]"},
+	{"{\"dimensions\": 3, \"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"segment\","
+	 " \"from\": [1, 1, 1], \"to\": [2, 2, 2]}], \"bounds\": {\"min\": [0, 0, 0], \"max\": [9, 9, 9]}}",
+	 "t.json: obstacles[0].type: segments are 2D only"},
 	{"{\"count\": 2, \"steps\": 9, \"speed\": {\"variation\": 1}, " BOX "}",
 	 "t.json: speed.variation: must be at most 0.999"},
 	{"{\"count\": 2, \"steps\": 9, \"target\": {\"wander\": {\"min\": [5, 5], \"max\": [5, 9]}}, "
@@ -301,6 +384,8 @@ Suite *behaviours_suite(void)
 	tcase_add_test(tc, test_repeller_and_attractor);
 	tcase_add_test(tc, test_waypoints);
 	tcase_add_test(tc, test_schedule_takes_effect_at_its_step);
+	tcase_add_loop_test(tc, test_obstacles_never_entered, 0, 8);
+	tcase_add_test(tc, test_obstacle_avoidance_steers);
 	tcase_add_loop_test(tc, test_bad_behaviour_keys, 0, (int)(sizeof BAD / sizeof BAD[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,12 +1,16 @@
-/* check_traj.c: trajectory files: binary frames read back equal to the CSV,
- * temporary files never take the final name on failure, and damage or
- * truncation is detected. */
+/* check_traj.c: trajectory files: every codec reads back as written (bit
+ * for bit, or within precision/2), temporary files never take the final
+ * name on failure, damage and truncation are detected, the frame index
+ * gives the frames read in order, and threads change no byte. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "check_suites.h"
 #include "sim.h"
 #include "traj.h"
@@ -34,9 +38,18 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* Writer settings beyond the scenario's: 0 leaves the default. */
+struct wopts {
+	uint32_t chunk, key_interval;
+	double precision;
+	int level; /* -1: the scenario's */
+};
+
+static const struct wopts DEFAULTS = {0, 0, 0, -1};
+
 /* Runs a small scenario, writing path in the given format. */
-static void write_run(const char *scen, const char *path, enum traj_format fmt,
-		      uint64_t stop_after)
+static void write_run_opts(const char *scen, const char *path, enum traj_format fmt,
+			   uint64_t stop_after, const struct wopts *o)
 {
 	struct scenario sc;
 	struct sim s;
@@ -50,8 +63,13 @@ static void write_run(const char *scen, const char *path, enum traj_format fmt,
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
 	json = scenario_to_json(&sc);
 	w = traj_writer_open(path, fmt, sc.dims, sc.count, sc.seed, "boidsim test", json,
-			     sc.compression, &err);
+			     o->level >= 0 ? o->level : sc.compression,
+			     o->precision > 0 ? o->precision : sc.precision, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
+	if (o->chunk)
+		traj_writer_set_chunk_size(w, o->chunk);
+	if (o->key_interval)
+		traj_writer_set_key_interval(w, o->key_interval);
 	for (d = 0; d < 2 * sc.dims; d++)
 		fields[d] = malloc(sc.count * sizeof(float));
 	for (;;) {
@@ -77,8 +95,19 @@ static void write_run(const char *scen, const char *path, enum traj_format fmt,
 	scenario_free(&sc);
 }
 
+static void write_run(const char *scen, const char *path, enum traj_format fmt,
+		      uint64_t stop_after)
+{
+	write_run_opts(scen, path, fmt, stop_after, &DEFAULTS);
+}
+
 static const char *SCEN3D =
 	"{\"dimensions\": 3, \"count\": 50, \"steps\": 12, \"seed\": 5,"
+	" \"output\": {\"every\": 3}, \"bounds\": {\"min\": [0, 0, 0], \"max\": [5, 5, 5]}}";
+
+/* Small enough to damage or cut at every byte in a few seconds. */
+static const char *SCEN3D_SMALL =
+	"{\"dimensions\": 3, \"count\": 12, \"steps\": 12, \"seed\": 5,"
 	" \"output\": {\"every\": 3}, \"bounds\": {\"min\": [0, 0, 0], \"max\": [5, 5, 5]}}";
 
 static const char *path_in(const char *name)
@@ -201,7 +230,7 @@ static int count_frames(const char *path, int *rc_out, char *msg)
 		return 0;
 	}
 	for (d = 0; d < 6; d++)
-		f[d] = malloc(50 * sizeof(float));
+		f[d] = malloc(traj_reader_header(r)->count * sizeof(float));
 	while ((rc = traj_read_frame(r, &step, f, &err)) == 1)
 		n++;
 	*rc_out = rc;
@@ -212,30 +241,329 @@ static int count_frames(const char *path, int *rc_out, char *msg)
 	return n;
 }
 
-/* A flipped byte anywhere in a frame's payload is caught by its CRC. */
-START_TEST(test_flipped_byte_detected)
+static unsigned char *slurp(const char *path, long *size)
 {
-	char msg[UTIL_ERR_MAX];
-	long size;
-	int rc, n;
-	FILE *fp;
-	unsigned char b;
+	unsigned char *all;
+	FILE *in;
+
+	*size = file_size(path);
+	all = malloc((size_t)*size + 1);
+	in = fopen(path, "rb");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_eq(fread(all, 1, (size_t)*size, in), (size_t)*size);
+	fclose(in);
+	return all;
+}
+
+static void spill(const char *path, const unsigned char *b, long len)
+{
+	FILE *out = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(fwrite(b, 1, (size_t)len, out), (size_t)len);
+	fclose(out);
+}
+
+/* Where the records of a binary file end, from the lengths they store:
+ * the header, each frame, the frame index. Returns the number of frames. */
+static int record_ends(const unsigned char *all, long size, long *header_end,
+		       long *frame_end, int max, long *index_end)
+{
+	long off = TRAJ_HEADER_FIXED + (long)traj_get_u32(all + 36) +
+		   (long)traj_get_u32(all + 40) + 4;
+	int k = 0;
+
+	*header_end = off;
+	while (off + 4 <= size && memcmp(all + off, TRAJ_FRAME_TAG, 4) == 0) {
+		ck_assert_int_lt(k, max);
+		off += TRAJ_FRAME_HEADER + (long)traj_get_u64(all + off + 28);
+		frame_end[k++] = off;
+	}
+	ck_assert_mem_eq(all + off, TRAJ_INDEX_TAG, 4);
+	ck_assert_uint_eq(traj_get_u64(all + off + 4), (uint64_t)k);
+	off += TRAJ_INDEX_FIXED + (long)k * TRAJ_INDEX_ENTRY;
+	*index_end = off;
+	ck_assert_int_eq(off + TRAJ_END_LEN, size);
+	return k;
+}
+
+/* Every frame of a file in memory: steps and values (frame after frame,
+ * field after field), with the digest. */
+struct frames {
+	int n, nf;
+	uint64_t count, steps[64];
+	float *v;
+	char digest[TRAJ_DIGEST_HEX];
+	struct traj_reader *r; /* kept open when asked */
+};
+
+static void load_frames(const char *path, struct frames *fr, int keep)
+{
+	struct util_err err = {{0}};
+	struct traj_reader *r = traj_reader_open(path, &err);
+	float *f[6] = {0};
+	uint64_t step;
+	int d, rc;
+
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	memset(fr, 0, sizeof *fr);
+	fr->count = traj_reader_header(r)->count;
+	fr->nf = 2 * traj_reader_header(r)->dims;
+	fr->v = malloc(64 * 6 * fr->count * sizeof(float));
+	for (;;) {
+		ck_assert_int_lt(fr->n, 64);
+		for (d = 0; d < fr->nf; d++)
+			f[d] = fr->v + ((size_t)fr->n * fr->nf + d) * fr->count;
+		rc = traj_read_frame(r, &step, f, &err);
+		ck_assert_msg(rc >= 0, "%s: %s", path, err.msg);
+		if (rc == 0)
+			break;
+		fr->steps[fr->n++] = step;
+	}
+	traj_reader_digest(r, fr->digest);
+	if (keep)
+		fr->r = r;
+	else
+		traj_reader_close(r);
+}
+
+static void free_frames(struct frames *fr)
+{
+	free(fr->v);
+	traj_reader_close(fr->r);
+}
+
+static const float *frame_values(const struct frames *fr, int k)
+{
+	return fr->v + (size_t)k * fr->nf * fr->count;
+}
+
+static void assert_same_frames(const struct frames *a, const struct frames *b, const char *what)
+{
+	int k;
+
+	ck_assert_msg(a->n == b->n, "%s: %d frames, %d expected", what, b->n, a->n);
+	for (k = 0; k < a->n; k++) {
+		ck_assert_uint_eq(a->steps[k], b->steps[k]);
+		ck_assert_msg(memcmp(frame_values(a, k), frame_values(b, k),
+				     a->nf * a->count * sizeof(float)) == 0,
+			      "%s: frame %d differs", what, k);
+	}
+	ck_assert_str_eq(a->digest, b->digest);
+}
+
+static const char *SCEN2D_EVERY1 =
+	"{\"count\": 60, \"steps\": 14, \"seed\": 9,"
+	" \"bounds\": {\"min\": [0, 0], \"max\": [6, 6], \"mode\": \"wrap\"}}";
+
+/* Every lossless configuration (chunks, key frames, levels) reads back bit
+ * for bit as the CSV of the same run, with the same digest. */
+START_TEST(test_codecs_bit_identical)
+{
+	static const struct wopts cfg[] = {
+		{64, 3, 0, -1},      /* many chunks, key frame every 3 */
+		{100, 1, 0, -1},     /* key frames only */
+		{0, 1000, 0, -1},    /* one key frame, deltas after */
+		{64, 2, 0, 0},       /* stored */
+		{0, 0, 0, 9},
+	};
+	struct frames ref, got;
+	size_t i;
 
 	make_dir();
-	write_run(SCEN3D, path_in("c.bin"), TRAJ_BIN, UINT64_MAX);
-	size = file_size(path_in("c.bin"));
-	fp = fopen(path_in("c.bin"), "r+b");
-	/* a byte inside the last frame's payload (before the 28-byte end) */
-	fseek(fp, size - TRAJ_END_LEN - 10, SEEK_SET);
-	ck_assert_int_eq(fread(&b, 1, 1, fp), 1);
-	b ^= 0x10;
-	fseek(fp, size - TRAJ_END_LEN - 10, SEEK_SET);
-	fwrite(&b, 1, 1, fp);
-	fclose(fp);
-	n = count_frames(path_in("c.bin"), &rc, msg);
-	ck_assert_int_eq(rc, -1);
-	ck_assert_int_eq(n, 4);
-	ck_assert_ptr_nonnull(strstr(msg, "frame 4 (step 12): CRC mismatch"));
+	write_run(SCEN2D_EVERY1, path_in("ref.csv"), TRAJ_CSV, UINT64_MAX);
+	load_frames(path_in("ref.csv"), &ref, 0);
+	ck_assert_int_eq(ref.n, 15);
+	for (i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+		char name[32], msg[64];
+
+		snprintf(name, sizeof name, "c%zu.bin", i);
+		snprintf(msg, sizeof msg, "configuration %zu", i);
+		write_run_opts(SCEN2D_EVERY1, path_in(name), TRAJ_BIN, UINT64_MAX, &cfg[i]);
+		load_frames(path_in(name), &got, 1);
+		assert_same_frames(&ref, &got, msg);
+		ck_assert_int_eq(traj_reader_indexed(got.r), 1);
+		ck_assert(traj_reader_precision(got.r) == 0);
+		if (i == 0) {
+			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_SHUFFLE), 5);
+			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_XOR), 10);
+		}
+		if (i == 1)
+			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_XOR), 0);
+		free_frames(&got);
+	}
+	free_frames(&ref);
+	remove_dir();
+}
+END_TEST
+
+/* Lossy frames: every value within precision/2 of the simulation's (exact
+ * test in binary64), the values really on the grid of the precision (or
+ * kept bit for bit as exceptions), the precision reported. */
+START_TEST(test_lossy_bound)
+{
+	static const double precs[] = {0.5, 1e-3, 3e-7};
+	struct frames ref, got;
+	size_t i, j, total;
+	int k;
+
+	make_dir();
+	write_run(SCEN2D_EVERY1, path_in("ref.csv"), TRAJ_CSV, UINT64_MAX);
+	load_frames(path_in("ref.csv"), &ref, 0);
+	for (i = 0; i < sizeof precs / sizeof precs[0]; i++) {
+		struct wopts o = {64, 4, precs[i], -1};
+		double p = precs[i];
+		size_t on_grid = 0, changed = 0;
+
+		write_run_opts(SCEN2D_EVERY1, path_in("l.bin"), TRAJ_BIN, UINT64_MAX, &o);
+		load_frames(path_in("l.bin"), &got, 1);
+		ck_assert_int_eq(got.n, ref.n);
+		ck_assert(traj_reader_precision(got.r) == p);
+		ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_QUANT), 4);
+		ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_QUANT_DELTA), 11);
+		total = (size_t)ref.n * ref.nf * ref.count;
+		for (j = 0; j < total; j++) {
+			float x = ref.v[j], y = got.v[j];
+			double t = (double)y / p;
+
+			ck_assert_msg(2.0 * fabs((double)y - (double)x) <= p,
+				      "precision %g: value %zu: %.9g read back as %.9g", p, j, x, y);
+			if (fabs(t) <= TRAJ_QUANT_MAX &&
+			    traj_dequantise((int64_t)nearbyint(t), p) == y)
+				on_grid++;
+			else
+				ck_assert_msg(memcmp(&x, &y, 4) == 0, "value %zu neither on the grid "
+					      "nor exact", j);
+			changed += memcmp(&x, &y, 4) != 0;
+		}
+		if (p >= 1e-3) {
+			/* Quantised for real: almost every value moved to the grid. */
+			ck_assert_msg(on_grid > total * 99 / 100, "%zu of %zu on the grid",
+				      on_grid, total);
+			ck_assert_msg(changed > total * 9 / 10, "%zu of %zu changed", changed, total);
+		}
+		for (k = 0; k < ref.n; k++)
+			ck_assert_uint_eq(got.steps[k], ref.steps[k]);
+		free_frames(&got);
+	}
+	free_frames(&ref);
+	remove_dir();
+}
+END_TEST
+
+/* Values that cannot be quantised (not finite, too large, or where
+ * rounding to binary32 would break the bound) come back bit for bit, in
+ * key and delta frames, and the values after them still decode. */
+START_TEST(test_lossy_exceptions)
+{
+	const float inf = INFINITY;
+	float v[4][3][8] = {
+		{{NAN, inf, -inf, 1e30f, -0.0f, 0.0005f, 123.456f, 3.4e38f},
+		 {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f},
+		 {-1, -2, -3, -4, 1, 2, 3, 4}},
+		{{1.0f, inf, 2.0f, -1e30f, 5.0f, NAN, 123.457f, 1.0f},
+		 {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f},
+		 {-1, -2, -3, -4, 1, 2, 3, 4}},
+		{{1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f, 8.5f},
+		 {0, 0, 0, 0, 0, 0, 0, 1e-20f},
+		 {9e15f, -9e15f, 3, 4, 1, 2, 3, 4}},
+		{{1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f, 8.5f},
+		 {1, 1, 1, 1, 1, 1, 1, 1},
+		 {-1, -2, -3, -4, 1, 2, 3, 4}},
+	};
+	static const double precs[] = {1e-3, 1e-9, 1e9};
+	struct util_err err;
+	size_t i;
+	int k, f, j;
+
+	make_dir();
+	for (i = 0; i < sizeof precs / sizeof precs[0]; i++) {
+		struct traj_writer *w;
+		struct traj_reader *r;
+		float out[4][8], *fo[6], *fi[6];
+		uint64_t step;
+
+		/* 2D: x, y, vx, vy; rows 0-2 above, then row 0 again. */
+		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 8, 1, "test", "{}", 1,
+				     precs[i], &err);
+		ck_assert_msg(w != NULL, "%s", err.msg);
+		traj_writer_set_key_interval(w, 3);
+		for (k = 0; k < 4; k++) {
+			fi[0] = v[k][0];
+			fi[1] = v[k][1];
+			fi[2] = v[k][2];
+			fi[3] = v[k][0];
+			ck_assert_int_eq(traj_write_frame(w, (uint64_t)k, fi, &err), 0);
+		}
+		ck_assert_int_eq(traj_writer_close(w, TRAJ_COMPLETE, &err), 0);
+		r = traj_reader_open(path_in("e.bin"), &err);
+		ck_assert_msg(r != NULL, "%s", err.msg);
+		for (f = 0; f < 4; f++)
+			fo[f] = out[f];
+		for (k = 0; k < 4; k++) {
+			ck_assert_msg(traj_read_frame(r, &step, fo, &err) == 1, "%s", err.msg);
+			for (f = 0; f < 4; f++)
+				for (j = 0; j < 8; j++) {
+					float x = v[k][f == 3 ? 0 : f][j], y = out[f][j];
+
+					if (!isfinite(x) || fabsf(x) >= 1e29f)
+						ck_assert_msg(memcmp(&x, &y, 4) == 0,
+							      "frame %d field %d boid %d: %g read as %g",
+							      k, f, j, x, y);
+					else
+						ck_assert_msg(2.0 * fabs((double)y - (double)x) <=
+							      precs[i], "precision %g: %.9g read as %.9g",
+							      precs[i], x, y);
+				}
+		}
+		ck_assert_int_eq(traj_read_frame(r, &step, fo, &err), 0);
+		traj_reader_close(r);
+	}
+	remove_dir();
+}
+END_TEST
+
+/* A flipped byte anywhere is caught: in the header the file is refused, in
+ * frame k the frames before it read and frame k is named, in the index or
+ * the end record every frame reads and then the damage is reported. */
+START_TEST(test_flipped_byte_detected)
+{
+	static const struct wopts cfg[] = {{64, 2, 0, -1}, {64, 2, 1e-3, -1}, {0, 0, 0, -1}};
+	char msg[UTIL_ERR_MAX], want[64];
+	long size, header_end, frame_end[8], index_end, pos;
+	unsigned char *all;
+	size_t c;
+	int rc, n, nframes, k;
+
+	make_dir();
+	for (c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+		write_run_opts(SCEN3D_SMALL, path_in("c.bin"), TRAJ_BIN, UINT64_MAX, &cfg[c]);
+		all = slurp(path_in("c.bin"), &size);
+		nframes = record_ends(all, size, &header_end, frame_end, 8, &index_end);
+		ck_assert_int_eq(nframes, 5);
+		/* The header is one CRC'd block: a sample of it is enough. */
+		for (pos = 0; pos < size; pos += pos < header_end ? 7 : 1) {
+			all[pos] ^= 0x10;
+			spill(path_in("flip.bin"), all, size);
+			all[pos] ^= 0x10;
+			n = count_frames(path_in("flip.bin"), &rc, msg);
+			for (k = 0; k < nframes && frame_end[k] <= pos; k++)
+				;
+			if (pos < header_end) {
+				ck_assert_msg(rc == -2, "flip at %ld (header) accepted", pos);
+				continue;
+			}
+			ck_assert_msg(rc == -1 && n == k, "configuration %zu, flip at %ld: %d frames "
+				      "read, rc %d (%s)", c, pos, n, rc, msg);
+			snprintf(want, sizeof want, "frame %d", k);
+			if (k < nframes)
+				ck_assert_msg(strstr(msg, want) != NULL, "flip at %ld: %s", pos, msg);
+			else
+				ck_assert_msg(strstr(msg, pos < index_end ? "index" : "end record") ||
+					      strstr(msg, "bad record tag"), "flip at %ld: %s", pos, msg);
+		}
+		free(all);
+	}
 	remove_dir();
 }
 END_TEST
@@ -244,45 +572,190 @@ END_TEST
  * before the cut, and never crashes or reads garbage. */
 START_TEST(test_truncation_every_length)
 {
+	static const struct wopts cfg[] = {{0, 0, 0, -1}, {64, 2, 0, -1}, {64, 3, 0.01, -1}};
 	char msg[UTIL_ERR_MAX];
-	long size, len, header_end, frame_end[5], off;
-	int rc, n, k, complete;
-	FILE *in, *out;
+	long size, len, header_end, frame_end[8], index_end;
+	int rc, n, complete, nframes;
+	size_t c;
 	unsigned char *all;
 
 	make_dir();
-	write_run(SCEN3D, path_in("t.bin"), TRAJ_BIN, UINT64_MAX);
-	size = file_size(path_in("t.bin"));
-	all = malloc((size_t)size);
-	in = fopen(path_in("t.bin"), "rb");
-	ck_assert_int_eq(fread(all, 1, (size_t)size, in), (size_t)size);
-	fclose(in);
-	/* Where the header and each frame end, from the lengths they store. */
-	off = TRAJ_HEADER_FIXED + (long)traj_get_u32(all + 36) + (long)traj_get_u32(all + 40) + 4;
-	header_end = off;
-	for (k = 0; k < 5; k++) {
-		off += TRAJ_FRAME_HEADER + (long)traj_get_u64(all + off + 28);
-		frame_end[k] = off;
+	for (c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+		write_run_opts(c == 0 ? SCEN3D : SCEN3D_SMALL, path_in("t.bin"), TRAJ_BIN,
+			       UINT64_MAX, &cfg[c]);
+		all = slurp(path_in("t.bin"), &size);
+		nframes = record_ends(all, size, &header_end, frame_end, 8, &index_end);
+		ck_assert_int_eq(nframes, 5);
+		for (len = 0; len < size; len++) {
+			spill(path_in("cut.bin"), all, len);
+			n = count_frames(path_in("cut.bin"), &rc, msg);
+			for (complete = 0; complete < 5 && frame_end[complete] <= len; complete++)
+				;
+			ck_assert_msg(n == complete, "cut at %ld: %d frames read, %d complete", len,
+				      n, complete);
+			if (len < header_end)
+				ck_assert_msg(rc == -2, "cut at %ld inside the header was accepted", len);
+			else if (len == header_end || len == index_end ||
+				 (complete > 0 && len == frame_end[complete - 1]))
+				ck_assert_msg(rc == 0, "cut at %ld after a whole record: %s", len, msg);
+			else
+				ck_assert_msg(rc == -1 && strstr(msg, "cut short") != NULL,
+					      "cut at %ld: rc %d, %s", len, rc, msg);
+		}
+		free(all);
 	}
-	ck_assert_int_eq(off + TRAJ_END_LEN, size);
-	for (len = 0; len < size; len++) {
-		out = fopen(path_in("cut.bin"), "wb");
-		ck_assert_int_eq(fwrite(all, 1, (size_t)len, out), (size_t)len);
-		fclose(out);
-		n = count_frames(path_in("cut.bin"), &rc, msg);
-		for (complete = 0; complete < 5 && frame_end[complete] <= len; complete++)
-			;
-		ck_assert_msg(n == complete, "cut at %ld: %d frames read, %d complete", len, n,
-			      complete);
-		if (len < header_end)
-			ck_assert_msg(rc == -2, "cut at %ld inside the header was accepted", len);
-		else if (len == header_end || (complete > 0 && len == frame_end[complete - 1]))
-			ck_assert_msg(rc == 0, "cut at %ld after a whole frame: %s", len, msg);
-		else
-			ck_assert_msg(rc == -1 && strstr(msg, "cut short") != NULL,
-				      "cut at %ld: rc %d, %s", len, rc, msg);
+	remove_dir();
+}
+END_TEST
+
+/* Random access through the index equals reading in order, whatever the
+ * order of the requests; without an index it is refused, not guessed. */
+START_TEST(test_random_access)
+{
+	static const struct wopts cfg[] = {{64, 4, 0, -1}, {64, 4, 1e-3, -1}, {0, 0, 0, -1}};
+	static const int order[] = {14, 0, 5, 6, 7, 3, 3, 11, 4, 8, 1, 2, 9, 10, 12, 13, 14};
+	struct util_err err;
+	long size, header_end, frame_end[16], index_end;
+	unsigned char *all;
+	size_t c, i;
+	int d;
+
+	make_dir();
+	for (c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+		struct frames seq;
+		struct traj_reader *r;
+		const struct traj_index_entry *e;
+		float *f[6];
+		uint64_t step;
+		char msg[UTIL_ERR_MAX];
+		int rc;
+
+		write_run_opts(SCEN2D_EVERY1, path_in("r.bin"), TRAJ_BIN, UINT64_MAX, &cfg[c]);
+		load_frames(path_in("r.bin"), &seq, 0);
+		ck_assert_int_eq(seq.n, 15);
+		r = traj_reader_open(path_in("r.bin"), &err);
+		ck_assert_int_eq(traj_reader_load_index(r, &err), 1);
+		ck_assert_uint_eq(traj_reader_index_frames(r), 15);
+		for (i = 0; i < 15; i++) {
+			e = traj_reader_index_entry(r, i);
+			ck_assert_uint_eq(e->step, seq.steps[i]);
+			ck_assert_uint_eq(e->back, cfg[c].key_interval ? i % 4 : i % TRAJ_KEY_INTERVAL);
+		}
+		for (d = 0; d < 4; d++)
+			f[d] = malloc(60 * sizeof(float));
+		for (i = 0; i < sizeof order / sizeof order[0]; i++) {
+			int k = order[i];
+
+			ck_assert_msg(traj_read_frame_at(r, (uint64_t)k, &step, f, &err) == 1, "%s",
+				      err.msg);
+			ck_assert_uint_eq(step, seq.steps[k]);
+			for (d = 0; d < 4; d++)
+				ck_assert_msg(memcmp(f[d], frame_values(&seq, k) + d * 60,
+						     60 * sizeof(float)) == 0,
+					      "configuration %zu: frame %d field %d differs", c, k, d);
+		}
+		ck_assert_int_eq(traj_read_frame_at(r, 15, &step, f, &err), 0);
+		ck_assert_int_eq(traj_read_frame(r, &step, f, &err), -1);
+		traj_reader_close(r);
+
+		/* A killed run's file: the frames, no index, no end record. */
+		all = slurp(path_in("r.bin"), &size);
+		ck_assert_int_eq(record_ends(all, size, &header_end, frame_end, 16, &index_end), 15);
+		spill(path_in("killed.bin"), all, frame_end[14]);
+		r = traj_reader_open(path_in("killed.bin"), &err);
+		ck_assert_int_eq(traj_reader_load_index(r, &err), 0);
+		ck_assert_int_eq(traj_read_frame_at(r, 0, &step, f, &err), -1);
+		ck_assert_ptr_nonnull(strstr(err.msg, "no frame index"));
+		traj_reader_close(r);
+		ck_assert_int_eq(count_frames(path_in("killed.bin"), &rc, msg), 15);
+		ck_assert_int_eq(rc, 0);
+		/* A damaged index is reported, never used. */
+		all[index_end - 30] ^= 1;
+		spill(path_in("damaged.bin"), all, size);
+		r = traj_reader_open(path_in("damaged.bin"), &err);
+		ck_assert_int_eq(traj_reader_load_index(r, &err), -1);
+		ck_assert_int_eq(traj_read_frame_at(r, 3, &step, f, &err), -1);
+		traj_reader_close(r);
+		free(all);
+		for (d = 0; d < 4; d++)
+			free(f[d]);
+		free_frames(&seq);
 	}
-	free(all);
+	remove_dir();
+}
+END_TEST
+
+/* The thread count changes no byte of the file, lossless or lossy. */
+START_TEST(test_threads_same_bytes)
+{
+	static const struct wopts cfg[] = {{64, 3, 0, -1}, {64, 3, 1e-3, -1}};
+	size_t c;
+	int t;
+
+	make_dir();
+	for (c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+		unsigned char *one = NULL;
+		long size1 = 0;
+
+		for (t = 1; t <= 3; t++) {
+			unsigned char *b;
+			long size;
+
+#ifdef _OPENMP
+			omp_set_num_threads(t);
+#endif
+			write_run_opts(SCEN2D_EVERY1, path_in("j.bin"), TRAJ_BIN, UINT64_MAX, &cfg[c]);
+			b = slurp(path_in("j.bin"), &size);
+			if (t == 1) {
+				one = b;
+				size1 = size;
+				continue;
+			}
+			ck_assert_msg(size == size1 && memcmp(one, b, (size_t)size) == 0,
+				      "configuration %zu: %d threads write other bytes", c, t);
+			free(b);
+		}
+		free(one);
+	}
+	remove_dir();
+}
+END_TEST
+
+/* A version 1 file (written by boidsim before version 2) still reads, with
+ * the digest it always had, and converts to version 2 unchanged. */
+START_TEST(test_version1_file)
+{
+	struct frames v1, v2;
+	struct traj_reader *r;
+	struct traj_writer *w;
+	struct util_err err;
+	float *f[6];
+	int k, d;
+
+	make_dir();
+	load_frames(test_srcfile("tests/data/v1-tiny2d.bin"), &v1, 1);
+	ck_assert_int_eq(traj_reader_header(v1.r)->version, 1);
+	ck_assert_int_eq(v1.n, 5);
+	ck_assert_str_eq(v1.digest,
+			 "f4b3417c63cd973f335e9fc809981ffbed7c252f6555775286be8430235b9726");
+	ck_assert_uint_eq(traj_reader_codec_frames(v1.r, TRAJ_CODEC_ZLIB_F32), 5);
+	ck_assert_int_eq(traj_reader_indexed(v1.r), 0);
+	ck_assert_int_eq(traj_reader_load_index(v1.r, &err), 0);
+	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 50, 4, "test", "{}", 1, 0, &err);
+	ck_assert_ptr_nonnull(w);
+	for (k = 0; k < v1.n; k++) {
+		for (d = 0; d < 4; d++)
+			f[d] = (float *)frame_values(&v1, k) + d * 50;
+		ck_assert_int_eq(traj_write_frame(w, v1.steps[k], f, &err), 0);
+	}
+	ck_assert_int_eq(traj_writer_close(w, TRAJ_COMPLETE, &err), 0);
+	load_frames(path_in("v2.bin"), &v2, 0);
+	assert_same_frames(&v1, &v2, "v1 -> v2");
+	r = traj_reader_open(path_in("v2.bin"), &err);
+	ck_assert_int_eq(traj_reader_header(r)->version, TRAJ_VERSION);
+	traj_reader_close(r);
+	free_frames(&v1);
+	free_frames(&v2);
 	remove_dir();
 }
 END_TEST
@@ -314,6 +787,12 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_abort_keeps_previous_file);
 	tcase_add_test(tc, test_flipped_byte_detected);
 	tcase_add_test(tc, test_truncation_every_length);
+	tcase_add_test(tc, test_codecs_bit_identical);
+	tcase_add_test(tc, test_lossy_bound);
+	tcase_add_test(tc, test_lossy_exceptions);
+	tcase_add_test(tc, test_random_access);
+	tcase_add_test(tc, test_threads_same_bytes);
+	tcase_add_test(tc, test_version1_file);
 	tcase_add_test(tc, test_format_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,253 @@
+/* checkpoint.c: writes and reads checkpoints: magic, version, dims, count,
+ * step, the effective scenario, the program version, the output files, the
+ * wandering target, the positions and velocities in id order, CRC-32. */
+#include "config.h"
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "outfile.h"
+#include "traj.h"
+
+struct sink {
+	FILE *fp;
+	uLong crc;
+	int bad;
+};
+
+static void put(struct sink *k, const void *p, size_t n)
+{
+	if (n == 0) /* crc32 of a NULL buffer would restart the CRC */
+		return;
+	if (fwrite(p, 1, n, k->fp) != n)
+		k->bad = 1;
+	k->crc = crc32_z(k->crc, p, n);
+}
+
+static void put_u32(struct sink *k, uint32_t v)
+{
+	unsigned char b[4];
+
+	traj_put_u32(b, v);
+	put(k, b, 4);
+}
+
+static void put_u64(struct sink *k, uint64_t v)
+{
+	unsigned char b[8];
+
+	traj_put_u64(b, v);
+	put(k, b, 8);
+}
+
+static void put_str(struct sink *k, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	put_u32(k, (uint32_t)n);
+	put(k, s, n);
+}
+
+int checkpoint_write(const char *path, const struct sim *s, const char *scenario_json,
+		     const char *generator, const struct checkpoint_files *files,
+		     struct util_err *err)
+{
+	const struct flock *f = &s->flock;
+	struct outfile o;
+	struct sink k = {NULL, 0, 0};
+	float *buf[6] = {0};
+	size_t n = f->n, i;
+	int d, rc = -1;
+
+	if (outfile_open(&o, path, err) != 0)
+		return -1;
+	for (d = 0; d < 2 * f->dims; d++)
+		if (!(buf[d] = util_alloc(n, sizeof(float), err)))
+			goto out;
+	flock_to_id_order(f, buf);
+	k.fp = o.fp;
+	k.crc = crc32(0L, Z_NULL, 0);
+	put(&k, CHECKPOINT_MAGIC, 8);
+	put_u32(&k, CHECKPOINT_VERSION);
+	put_u32(&k, (uint32_t)f->dims);
+	put_u64(&k, (uint64_t)n);
+	put_u64(&k, s->step);
+	put_str(&k, scenario_json);
+	put_str(&k, generator);
+	put_str(&k, files->output);
+	put_str(&k, files->output_tmp);
+	put_str(&k, files->metrics);
+	put_str(&k, files->metrics_tmp);
+	for (d = 0; d < 3; d++) {
+		uint64_t u;
+
+		memcpy(&u, &s->rp.target[d], 8);
+		put_u64(&k, u);
+	}
+	for (d = 0; d < 2 * f->dims; d++)
+		for (i = 0; i < n; i++) {
+			uint32_t u;
+
+			memcpy(&u, &buf[d][i], 4);
+			put_u32(&k, u);
+		}
+	put_u32(&k, (uint32_t)k.crc);
+	if (k.bad) {
+		util_err_set(err, "%s: write failed: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = outfile_commit(&o, err);
+out:
+	if (rc != 0)
+		outfile_abort(&o);
+	for (d = 0; d < 6; d++)
+		util_free(buf[d]);
+	return rc;
+}
+
+struct source {
+	unsigned char *p, *end;
+	int bad;
+};
+
+static const unsigned char *take(struct source *r, size_t n)
+{
+	const unsigned char *q = r->p;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	r->p += n;
+	return q;
+}
+
+static uint32_t get_u32(struct source *r)
+{
+	const unsigned char *q = take(r, 4);
+
+	return q ? traj_get_u32(q) : 0;
+}
+
+static uint64_t get_u64(struct source *r)
+{
+	const unsigned char *q = take(r, 8);
+
+	return q ? traj_get_u64(q) : 0;
+}
+
+static char *get_str(struct source *r)
+{
+	uint32_t n = get_u32(r);
+	const unsigned char *q;
+	char *s;
+
+	if (r->bad || n > CHECKPOINT_STRING_MAX || !(q = take(r, n)))
+		return NULL;
+	if (!(s = malloc((size_t)n + 1)))
+		return NULL;
+	memcpy(s, q, n);
+	s[n] = '\0';
+	return s;
+}
+
+int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
+		    const char *generator, struct checkpoint_files *files,
+		    struct util_err *err)
+{
+	struct flock *f = &s->flock;
+	FILE *fp = fopen(path, "rb");
+	unsigned char *data = NULL;
+	struct source r;
+	char *json = NULL, *gen = NULL;
+	long size;
+	size_t i;
+	int d, rc = -1;
+
+	memset(files, 0, sizeof *files);
+	if (fp == NULL) {
+		util_err_set(err, "%s: cannot open checkpoint: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 12 || fseek(fp, 0, SEEK_SET) != 0 ||
+	    !(data = malloc((size_t)size)) || fread(data, 1, (size_t)size, fp) != (size_t)size) {
+		util_err_set(err, "%s: not a readable checkpoint", path);
+		goto out;
+	}
+	if (memcmp(data, CHECKPOINT_MAGIC, 8) != 0) {
+		util_err_set(err, "%s: not a boidsim checkpoint", path);
+		goto out;
+	}
+	if (traj_get_u32(data + size - 4) != (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), data,
+							       (size_t)size - 4)) {
+		util_err_set(err, "%s: checkpoint damaged (CRC mismatch)", path);
+		goto out;
+	}
+	r.p = data + 8;
+	r.end = data + size - 4;
+	r.bad = 0;
+	if (get_u32(&r) != CHECKPOINT_VERSION || get_u32(&r) != (uint32_t)f->dims ||
+	    get_u64(&r) != (uint64_t)f->n) {
+		util_err_set(err, "%s: checkpoint of another format version or flock size", path);
+		goto out;
+	}
+	s->step = get_u64(&r);
+	json = get_str(&r);
+	gen = get_str(&r);
+	if (json == NULL || gen == NULL || strcmp(json, scenario_json) != 0) {
+		util_err_set(err, "%s: checkpoint of another scenario (the effective scenario, "
+			     "after overrides, must be the same)", path);
+		goto out;
+	}
+	if (strcmp(gen, generator) != 0) {
+		util_err_set(err, "%s: checkpoint written by %s, this is %s", path, gen, generator);
+		goto out;
+	}
+	files->output = get_str(&r);
+	files->output_tmp = get_str(&r);
+	files->metrics = get_str(&r);
+	files->metrics_tmp = get_str(&r);
+	for (d = 0; d < 3; d++) {
+		uint64_t u = get_u64(&r);
+
+		memcpy(&s->rp.target[d], &u, 8);
+	}
+	/* The state in id order: slot k holds boid k, as after flock_init. */
+	for (d = 0; d < 2 * f->dims; d++) {
+		float *dst = d < f->dims ? f->pos[d] : f->vel[d - f->dims];
+
+		for (i = 0; i < f->n; i++) {
+			uint32_t u = get_u32(&r);
+
+			memcpy(&dst[i], &u, 4);
+		}
+	}
+	for (i = 0; i < f->n; i++)
+		f->id[i] = (uint32_t)i;
+	if (r.bad || r.p != r.end) {
+		util_err_set(err, "%s: checkpoint damaged (wrong length)", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		checkpoint_files_free(files);
+	free(json);
+	free(gen);
+	free(data);
+	fclose(fp);
+	return rc;
+}
+
+void checkpoint_files_free(struct checkpoint_files *files)
+{
+	free(files->output);
+	free(files->output_tmp);
+	free(files->metrics);
+	free(files->metrics_tmp);
+	memset(files, 0, sizeof *files);
+}

@@ -1,0 +1,36 @@
+/* checkpoint.h: the state of a run at a step, saved so that a run can be
+ * resumed and give the same bytes as if it had never stopped. */
+#ifndef BOIDSIM_CHECKPOINT_H
+#define BOIDSIM_CHECKPOINT_H
+
+#include <stdint.h>
+#include "sim.h"
+#include "util.h"
+
+#define CHECKPOINT_MAGIC "BOIDCKPT"
+#define CHECKPOINT_VERSION 1
+#define CHECKPOINT_STRING_MAX (16u << 20)
+
+/* Where the run's outputs were being written when the checkpoint was
+ * taken: the final names and the temporary files that held the data. */
+struct checkpoint_files {
+	char *output, *output_tmp;
+	char *metrics, *metrics_tmp;
+};
+
+/* Writes the state of s (id order), the effective scenario and the files
+ * atomically to path: temporary file, fsync, rename, directory sync. */
+int checkpoint_write(const char *path, const struct sim *s, const char *scenario_json,
+		     const char *generator, const struct checkpoint_files *files,
+		     struct util_err *err);
+
+/* Loads path into s (already initialised from the same scenario): refused
+ * unless its scenario and generator are exactly these. Fills files (free
+ * with checkpoint_files_free). */
+int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
+		    const char *generator, struct checkpoint_files *files,
+		    struct util_err *err);
+
+void checkpoint_files_free(struct checkpoint_files *files);
+
+#endif

@@ -1,0 +1,58 @@
+/* fuzz_common.h: checks shared by the libFuzzer targets (tests/fuzz/). */
+#ifndef BOIDSIM_FUZZ_COMMON_H
+#define BOIDSIM_FUZZ_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario.h"
+#include "util.h"
+
+#ifndef FUZZ_NEWLINE_CHECK
+#define FUZZ_NEWLINE_CHECK 1
+#endif
+
+/* A failure report is one non-empty line that starts with what it names. */
+static void fuzz_check_error(const struct util_err *err, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (err->msg[0] == '\0' || (FUZZ_NEWLINE_CHECK && strchr(err->msg, '\n') != NULL) ||
+	    strncmp(err->msg, prefix, n) != 0) {
+		fprintf(stderr, "fuzz: bad error message (want one line starting with "
+			"\"%s\"): [%s]\n", prefix, err->msg);
+		abort();
+	}
+}
+
+/* A loaded scenario's effective JSON loads back into the same scenario
+ * (compared through its JSON, which lists every field). Frees sc. */
+static void fuzz_check_roundtrip(struct scenario *sc)
+{
+	struct scenario again;
+	struct util_err err;
+	char *json = scenario_to_json(sc), *json2;
+
+	if (json == NULL) {
+		fprintf(stderr, "fuzz: scenario_to_json failed\n");
+		abort();
+	}
+	if (scenario_load_string("effective", json, strlen(json), NULL, 0, &again, &err) != 0) {
+		fprintf(stderr, "fuzz: the effective scenario does not reload: %s\n%s\n",
+			err.msg, json);
+		abort();
+	}
+	json2 = scenario_to_json(&again);
+	if (json2 == NULL || strcmp(json, json2) != 0) {
+		fprintf(stderr, "fuzz: the effective scenario reloads differently:\n%s\n---\n%s\n",
+			json, json2 ? json2 : "(null)");
+		abort();
+	}
+	free(json);
+	free(json2);
+	scenario_free(&again);
+	scenario_free(sc);
+}
+
+#endif
