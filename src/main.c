@@ -484,12 +484,15 @@ static int run(struct options *o)
 		}
 	}
 	if (o->metrics) {
-		if (metrics_init(&met, (size_t)sc.count, &err) != 0 ||
-		    outfile_open(&mout, o->metrics, &err) != 0) {
+		if (metrics_init(&met, (size_t)sc.count, &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
 		met_ok = 1;
+		if (outfile_open(&mout, o->metrics, &err) != 0) {
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+			goto out;
+		}
 		if (metrics_write_header(mout.fp, sc.dims) != 0)
 			goto metrics_failed;
 		if (o->resume && copy_rows(&resumed, o->metrics, &mout, sim.step, &err) != 0) {
