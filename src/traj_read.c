@@ -663,10 +663,10 @@ static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned 
 		const unsigned char *p = r->tbuf + (size_t)f * 4 * n;
 		unsigned char *o = out + (size_t)f * 4 * n;
 		const unsigned char *bs = base ? base + (size_t)f * 4 * n : NULL;
-		long i;
+		size_t i;
 
 		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
-		for (i = 0; i < (long)n; i++) {
+		for (i = 0; i < n; i++) {
 			uint32_t u = (uint32_t)p[i] | (uint32_t)p[n + i] << 8 |
 				     (uint32_t)p[2 * n + i] << 16 | (uint32_t)p[3 * n + i] << 24;
 
@@ -708,10 +708,10 @@ static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsig
 		const unsigned char *pl = t + plane;
 		uint64_t *q = (uint64_t *)(r->q + (size_t)f * n);
 		unsigned char *o = out + (size_t)f * 4 * n;
-		long i;
+		size_t i;
 
 		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
-		for (i = 0; i < (long)n; i++) {
+		for (i = 0; i < n; i++) {
 			uint64_t zz = 0, v;
 			int b;
 			float y;
