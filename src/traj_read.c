@@ -153,22 +153,6 @@ static char *read_string(struct traj_reader *r, uint32_t len, uLong *crc)
 	return s;
 }
 
-/* Replaces *p by a zeroed array of at least n bytes unless it has one. */
-static int reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
-{
-	void **p = pp, *np;
-
-	if (*p != NULL && *cap >= n)
-		return 0;
-	np = util_alloc(n, 1, err);
-	if (np == NULL)
-		return -1;
-	util_free(*p);
-	*p = np;
-	*cap = n;
-	return 0;
-}
-
 static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 {
 	size_t most;
@@ -620,9 +604,9 @@ static int unchunk(struct traj_reader *r, uint64_t raw, uint64_t z, uint64_t nf,
 	if (want == 0 || n != want || 8 + 4 * (uint64_t)n > z)
 		goto damaged;
 	if (reserve_streams(r, err) != 0 ||
-	    reserve(&r->coff, &r->coff_cap, (size_t)n * sizeof *r->coff, err) != 0 ||
-	    reserve(&r->crc_rc, &r->rc_cap, (size_t)n * sizeof *r->crc_rc, err) != 0 ||
-	    reserve(&r->tbuf, &r->tcap, (size_t)raw, err) != 0)
+	    util_reserve(&r->coff, &r->coff_cap, (size_t)n * sizeof *r->coff, err) != 0 ||
+	    util_reserve(&r->crc_rc, &r->rc_cap, (size_t)n * sizeof *r->crc_rc, err) != 0 ||
+	    util_reserve(&r->tbuf, &r->tcap, (size_t)raw, err) != 0)
 		return -1;
 	off = 8 + 4 * (uint64_t)n;
 	for (k = 0; k < n; k++) {
@@ -855,7 +839,7 @@ static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err
 	if (check_frame_header(r, h, nf, err) != 0)
 		return -1;
 	z = traj_get_u64(h + 28);
-	if (reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
+	if (util_reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
 		return -1;
 	if (read_exact(r, r->zbuf, (size_t)z) != 1)
 		goto cut;
@@ -1073,7 +1057,7 @@ int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
 		if (check_frame_header(r, h, j, err) != 0)
 			return -1;
 		z = traj_get_u64(h + 28);
-		if (reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
+		if (util_reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
 			return -1;
 		if (read_at(r, r->zbuf, (size_t)z, e->offset + TRAJ_FRAME_HEADER) != 0) {
 			util_err_set(err, "%s: frame %llu: cut short", r->name, (unsigned long long)j);

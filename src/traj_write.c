@@ -323,22 +323,6 @@ void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval)
 		w->key_interval = interval;
 }
 
-/* Replaces *p by a zeroed array of at least n bytes unless it has one. */
-static int reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
-{
-	void **p = pp, *np;
-
-	if (*p != NULL && *cap >= n)
-		return 0;
-	np = util_alloc(n, 1, err);
-	if (np == NULL)
-		return -1;
-	util_free(*p);
-	*p = np;
-	*cap = n;
-	return 0;
-}
-
 /* Bytes needed to hold v: the number of its planes that are not zero. */
 static int byte_width(uint64_t v)
 {
@@ -414,7 +398,7 @@ static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
 	}
 	w->tbase = TRAJ_QUANT_PRELUDE + (size_t)w->nf;
 	len = w->tbase + (size_t)w->nplanes * n + nexc * TRAJ_QUANT_EXCEPTION;
-	if (reserve(&w->tbuf, &w->tcap, len, err) != 0)
+	if (util_reserve(&w->tbuf, &w->tcap, len, err) != 0)
 		return -1;
 	t = w->tbuf;
 	traj_put_f64(t, w->precision);
@@ -591,7 +575,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 			}
 		w->tbase = 0;
 		w->tlen = (size_t)w->nplanes * n;
-		if (reserve(&w->tbuf, &w->tcap, w->tlen, err) != 0)
+		if (util_reserve(&w->tbuf, &w->tcap, w->tlen, err) != 0)
 			return -1;
 	}
 	nchunks = (w->tlen + w->chunk - 1) / w->chunk;
@@ -601,8 +585,8 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 	}
 	w->zstride = compressBound(w->chunk < w->tlen ? w->chunk : w->tlen);
 	tab = 8 + 4 * nchunks;
-	if (reserve(&w->zbuf, &w->zcap, nchunks * w->zstride, err) != 0 ||
-	    reserve(&w->table, &w->table_cap, tab, err) != 0)
+	if (util_reserve(&w->zbuf, &w->zcap, nchunks * w->zstride, err) != 0 ||
+	    util_reserve(&w->table, &w->table_cap, tab, err) != 0)
 		return -1;
 	if (reserve_streams(w, err) != 0)
 		return -1;

@@ -70,6 +70,21 @@ void util_free(void *p)
 	free(p);
 }
 
+int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
+{
+	void **p = pp, *np;
+
+	if (*p != NULL && *cap >= n)
+		return 0;
+	np = util_alloc(n, 1, err);
+	if (np == NULL)
+		return -1;
+	util_free(*p);
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
 uint64_t util_phys_mem(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES);

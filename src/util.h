@@ -35,6 +35,10 @@ int util_mul_size(size_t n, size_t size, size_t *out);
 void *util_alloc(size_t n, size_t size, struct util_err *err);
 void util_free(void *p);
 
+/* Makes *pp (an aligned array from util_alloc, holding *cap bytes) at least
+ * n bytes: kept when large enough, else replaced by a zeroed one. */
+int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err);
+
 /* Physical memory in bytes, or 0 when unknown. */
 uint64_t util_phys_mem(void);
 
