@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -373,6 +374,25 @@ static int save_checkpoint(const struct options *o, const struct sim *sim, const
 	return checkpoint_write(o->checkpoint, sim, json, generator, &cf, err);
 }
 
+/* A checkpoint write that was killed leaves its temporary file,
+ * .NAME.tmp.XXXXXX beside the checkpoint: remove those of this name. */
+static void remove_checkpoint_temps(const char *checkpoint)
+{
+	const char *slash = strrchr(checkpoint, '/');
+	char pattern[4096];
+	glob_t g;
+	size_t i;
+
+	snprintf(pattern, sizeof pattern, "%.*s.%s.tmp.??????",
+		 slash ? (int)(slash - checkpoint + 1) : 0, checkpoint,
+		 slash ? slash + 1 : checkpoint);
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
+		for (i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
 /* After a resumed run completes: the stopped run's leftovers. */
 static void remove_spent(const struct checkpoint_files *cf, const char *output,
 			 const char *metrics)
@@ -565,6 +585,7 @@ static int run(struct options *o)
 		if (o->resume)
 			remove_spent(&resumed, o->output, o->metrics);
 		unlink(o->checkpoint);
+		remove_checkpoint_temps(o->checkpoint);
 	}
 	status = stop_signal ? 128 + stop_signal : 0;
 	goto out;
