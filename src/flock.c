@@ -4,6 +4,7 @@
 #include "flock.h"
 #include "bounds.h"
 #include "rng.h"
+#include "rules.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,11 +18,13 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 	memset(f, 0, sizeof *f);
 	f->dims = dims;
 	f->n = n;
+	/* RULES_LANES slots of padding (zeros, never written): the neighbour
+	 * loop reads whole groups of lanes and masks the slots past the end. */
 	for (d = 0; d < dims; d++) {
-		if (!(f->pos[d] = util_alloc(n, sizeof(float), err)) ||
-		    !(f->vel[d] = util_alloc(n, sizeof(float), err)) ||
-		    !(f->pos_next[d] = util_alloc(n, sizeof(float), err)) ||
-		    !(f->vel_next[d] = util_alloc(n, sizeof(float), err)))
+		if (!(f->pos[d] = util_alloc(n + RULES_LANES, sizeof(float), err)) ||
+		    !(f->vel[d] = util_alloc(n + RULES_LANES, sizeof(float), err)) ||
+		    !(f->pos_next[d] = util_alloc(n + RULES_LANES, sizeof(float), err)) ||
+		    !(f->vel_next[d] = util_alloc(n + RULES_LANES, sizeof(float), err)))
 			goto fail;
 	}
 	if (!(f->id = util_alloc(n, sizeof(uint32_t), err)) ||

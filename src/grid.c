@@ -304,20 +304,6 @@ static inline float pair_delta(const struct rules_params *rp, const struct flock
 	return d2;
 }
 
-/* Boid i's velocity and its square, for the field of view. */
-static inline float own_velocity(const struct flock *f, size_t i, float vi[3])
-{
-	float v2 = 0.0f;
-	int d;
-
-	vi[0] = vi[1] = vi[2] = 0.0f;
-	for (d = 0; d < f->dims; d++) {
-		vi[d] = f->vel[d][i];
-		v2 += vi[d] * vi[d];
-	}
-	return v2;
-}
-
 static inline void finish_boid(const struct flock *f, const struct rules_params *rp,
 			       const struct rules_acc *acc, size_t k, uint64_t step)
 {
@@ -408,70 +394,61 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 	return m;
 }
 
-/* Candidates are filtered in blocks: first the displacements and squared
- * distances of a block, elementwise (the compiler vectorises it, and each
- * element is the same IEEE operations as the scalar code, so the results
- * are unchanged), then the neighbours among them are accumulated one by
- * one in slot order. */
-#define GATHER_BLOCK 64
-
-/* One boid's neighbourhood from its spans; DIMS and MODEL are constants in
- * each caller, so every combination gets its own loop. */
+/* One boid's neighbourhood from its spans, RULES_LANES candidates at a
+ * time (rules.h): lane l of a group holds slot j0 + l of the span, so the
+ * lane a neighbour is summed in depends on the cell contents only. The
+ * flock arrays are padded by RULES_LANES slots, so a group may read past
+ * the last boid; those lanes, like the boid itself, are masked. DIMS and
+ * MODEL are constants in each caller, so every combination gets its own
+ * vectorised loop. */
 static inline __attribute__((always_inline)) void
 gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 	     const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
 	     struct rules_acc *acc)
 {
-	const float r2max = rp->r2_max;
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
-	float xi[3] = {0, 0, 0}, vi[3] = {0, 0, 0}, vi2 = 0.0f;
-	float bx[GATHER_BLOCK], by[GATHER_BLOCK], bz[GATHER_BLOCK], bd2[GATHER_BLOCK];
-	int s, e;
+	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
+	const float xi = px[k], yi = py[k], zi = pz[k];
+	rules_vi lane;
+	struct rules_lanes ln;
+	struct rules_self self;
+	float vel[3] = {vx[k], vy[k], vz[k]};
+	int s, l;
 
-	for (e = 0; e < DIMS; e++) {
-		xi[e] = f->pos[e][k];
-		vi[e] = f->vel[e][k];
-		vi2 += vi[e] * vi[e];
-	}
-	rules_acc_init(acc);
+	for (l = 0; l < RULES_LANES; l++)
+		lane[l] = l;
+	rules_self_init(&self, rp, DIMS, vel);
+	rules_lanes_init(&ln);
 	for (s = 0; s < nsp; s++) {
 		const float c0 = sp[s].corr[0], c1 = sp[s].corr[1], c2 = sp[s].corr[2];
+		const size_t end = sp[s].end;
 		size_t j0;
 
-		for (j0 = sp[s].start; j0 < sp[s].end; j0 += GATHER_BLOCK) {
-			size_t m = sp[s].end - j0 < GATHER_BLOCK ? sp[s].end - j0 : GATHER_BLOCK, t;
+		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
+			/* lanes past the span's end, and the boid itself */
+			const int m = end - j0 < RULES_LANES ? (int)(end - j0) : RULES_LANES;
+			const int self_lane = k >= j0 && k < j0 + RULES_LANES ? (int)(k - j0) : -1;
+			struct rules_cand cd;
+			rules_vf x, y, z;
 
-			#pragma omp simd
-			for (t = 0; t < m; t++) {
-				float dx = (px[j0 + t] - xi[0]) + c0;
-				float dy = (py[j0 + t] - xi[1]) + c1;
-				float d2 = dx * dx + dy * dy;
-
-				if (DIMS == 3) {
-					float dz = (pz[j0 + t] - xi[2]) + c2;
-
-					d2 += dz * dz;
-					bz[t] = dz;
-				}
-				bx[t] = dx;
-				by[t] = dy;
-				bd2[t] = d2;
+			memcpy(&x, px + j0, sizeof x);
+			memcpy(&y, py + j0, sizeof y);
+			memcpy(&cd.vx, vx + j0, sizeof cd.vx);
+			memcpy(&cd.vy, vy + j0, sizeof cd.vy);
+			cd.dx = (x - xi) + c0;
+			cd.dy = (y - yi) + c1;
+			cd.d2 = cd.dx * cd.dx + cd.dy * cd.dy;
+			if (DIMS == 3) {
+				memcpy(&z, pz + j0, sizeof z);
+				memcpy(&cd.vz, vz + j0, sizeof cd.vz);
+				cd.dz = (z - zi) + c2;
+				cd.d2 = cd.d2 + cd.dz * cd.dz;
 			}
-			for (t = 0; t < m; t++) {
-				float d[3], v[3];
-
-				if (!(bd2[t] <= r2max) || j0 + t == k)
-					continue;
-				d[0] = bx[t];
-				d[1] = by[t];
-				d[2] = DIMS == 3 ? bz[t] : 0.0f;
-				v[0] = f->vel[0][j0 + t];
-				v[1] = f->vel[1][j0 + t];
-				v[2] = DIMS == 3 ? f->vel[2][j0 + t] : 0.0f;
-				rules_acc_add_model(acc, rp, MODEL, DIMS, d, bd2[t], v, vi, vi2);
-			}
+			cd.valid = (lane < m) & (lane != self_lane);
+			rules_lanes_add(&ln, rp, MODEL, DIMS, &cd, &self);
 		}
 	}
+	rules_lanes_reduce(&ln, DIMS, acc);
 }
 
 /* One instance of the loop per dimension and model, so that neither is
@@ -497,31 +474,49 @@ static void gather_fast(const struct flock *f, const struct rules_params *rp, si
 #undef GATHER
 }
 
-/* The general loop, with the minimum image taken pair by pair: for
- * periodic axes of one or two cells, where a cell can be its own
- * neighbour on both sides. */
-static void gather_stencil(const struct grid *g, const struct flock *f,
-			   const struct rules_params *rp, size_t c, size_t k,
-			   struct rules_acc *acc)
+/* The general loop, with the minimum image taken pair by pair, over slot
+ * ranges: the stencil's cells for periodic axes of one or two cells (where
+ * a cell can be its own neighbour on both sides), or every slot for brute
+ * force. Lanes as in gather_spans, counted from each range's start. */
+static void gather_ranges(const struct flock *f, const struct rules_params *rp, size_t k,
+			  const uint32_t *start, const uint32_t *end, int nr,
+			  struct rules_acc *acc)
 {
-	uint32_t start[27], end[27];
-	float d[3], v[3] = {0, 0, 0}, vi[3], vi2, d2;
-	int ns = stencil(g, c, start, end), s, e;
-	size_t j;
+	struct rules_lanes ln;
+	struct rules_self self;
+	float vel[3] = {0, 0, 0};
+	int r, l, e;
 
-	vi2 = own_velocity(f, k, vi);
-	rules_acc_init(acc);
-	for (s = 0; s < ns; s++)
-		for (j = start[s]; j < end[s]; j++) {
-			if (j == k)
-				continue;
-			d2 = pair_delta(rp, f, k, j, d);
-			if (!(d2 <= rp->r2_max))
-				continue;
-			for (e = 0; e < f->dims; e++)
-				v[e] = f->vel[e][j];
-			rules_acc_add(acc, rp, d, d2, v, vi, vi2);
+	for (e = 0; e < f->dims; e++)
+		vel[e] = f->vel[e][k];
+	rules_self_init(&self, rp, f->dims, vel);
+	rules_lanes_init(&ln);
+	for (r = 0; r < nr; r++) {
+		size_t j0;
+
+		for (j0 = start[r]; j0 < end[r]; j0 += RULES_LANES) {
+			struct rules_cand cd;
+
+			memset(&cd, 0, sizeof cd);
+			for (l = 0; l < RULES_LANES && j0 + (size_t)l < end[r]; l++) {
+				const size_t j = j0 + (size_t)l;
+				float d[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+
+				cd.d2[l] = pair_delta(rp, f, k, j, d);
+				for (e = 0; e < f->dims; e++)
+					v[e] = f->vel[e][j];
+				cd.dx[l] = d[0];
+				cd.dy[l] = d[1];
+				cd.dz[l] = d[2];
+				cd.vx[l] = v[0];
+				cd.vy[l] = v[1];
+				cd.vz[l] = v[2];
+				cd.valid[l] = j != k ? -1 : 0;
+			}
+			rules_lanes_add(&ln, rp, rp->model, f->dims, &cd, &self);
 		}
+	}
+	rules_lanes_reduce(&ln, f->dims, acc);
 }
 
 void grid_step(const struct grid *g, const struct flock *f,
@@ -542,9 +537,12 @@ void grid_step(const struct grid *g, const struct flock *f,
 		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
 			struct rules_acc acc;
 
-			if (nsp < 0)
-				gather_stencil(g, f, rp, c, k, &acc);
-			else
+			if (nsp < 0) {
+				uint32_t st[27], en[27];
+				int ns = stencil(g, c, st, en);
+
+				gather_ranges(f, rp, k, st, en, ns, &acc);
+			} else
 				gather_fast(f, rp, k, sp, nsp, &acc);
 			finish_boid(f, rp, &acc, k, step);
 		}
@@ -554,29 +552,15 @@ void grid_step(const struct grid *g, const struct flock *f,
 void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t step)
 {
 	const size_t n = f->n;
-	const int dims = f->dims;
+	const uint32_t all_start = 0, all_end = (uint32_t)n;
 	size_t k;
 
 	/* O(N^2): worth threads from a few hundred boids */
 	#pragma omp parallel for schedule(dynamic, 64) if (n >= util_parallel_min / 16)
 	for (k = 0; k < n; k++) {
 		struct rules_acc acc;
-		float d[3], v[3] = {0, 0, 0}, vi[3], vi2, d2;
-		size_t j;
-		int e;
 
-		vi2 = own_velocity(f, k, vi);
-		rules_acc_init(&acc);
-		for (j = 0; j < n; j++) {
-			if (j == k)
-				continue;
-			d2 = pair_delta(rp, f, k, j, d);
-			if (!(d2 <= rp->r2_max))
-				continue;
-			for (e = 0; e < dims; e++)
-				v[e] = f->vel[e][j];
-			rules_acc_add(&acc, rp, d, d2, v, vi, vi2);
-		}
+		gather_ranges(f, rp, k, &all_start, &all_end, 1, &acc);
 		finish_boid(f, rp, &acc, k, step);
 	}
 }

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "bounds.h"
 #include "integrate.h"
 #include "scenario.h"
@@ -47,12 +48,48 @@ struct rules_params {
 	struct integrate_params ip;
 };
 
-/* What one boid gathers from its neighbours. Sums run in binary32 in the
- * order the neighbour loop visits them, which depends on the data only.
- * What each sum holds depends on the model (rules.c). */
+/* What one boid gathers from its neighbours. What each sum holds depends
+ * on the model (rules.c). */
 struct rules_acc {
 	float sep[3], ali[3], coh[3];
 	uint32_t n_sep, n_ali, n_coh;
+};
+
+/* The neighbour loops add candidates RULES_LANES at a time: candidate t of
+ * a run of slots goes to lane t mod RULES_LANES, each lane sums in
+ * binary32 in visiting order, and the lanes are added 0, 1, ... at the
+ * end. The lanes are vectors of the compiler's generic vector extension,
+ * so the summation order is fixed by the source, whatever vector width
+ * the compiler or the CPU uses (SSE, AVX2 and AVX-512 give the same bits,
+ * as each lane is the same IEEE operations), and the loops need no branch
+ * per candidate. Changing RULES_LANES changes results in the last bits. */
+#define RULES_LANES 4
+
+typedef float rules_vf __attribute__((vector_size(4 * RULES_LANES)));
+typedef int32_t rules_vi __attribute__((vector_size(4 * RULES_LANES)));
+
+/* Lanes of x where m is true (all bits set), +0 elsewhere. */
+#define rules_vsel(m, x) ((rules_vf)((rules_vi)(x) & (m)))
+
+/* RULES_LANES candidates j: d = p_j - p_i (minimum image) and d2 = |d|^2
+ * in binary32, v = v_j; valid is false (0) for padding and for the boid
+ * itself, true (-1) otherwise. In 2D, dz and vz are zero. */
+struct rules_cand {
+	rules_vi valid;
+	rules_vf dx, dy, dz, d2, vx, vy, vz;
+};
+
+struct rules_lanes {
+	rules_vf sep[3], ali[3], coh[3];
+	rules_vi n_sep, n_ali, n_coh; /* minus the counts (masks are -1) */
+};
+
+/* The boid whose neighbourhood is summed: its velocity, for the field of
+ * view. */
+struct rules_self {
+	float vi[3], vi2;
+	int see_all;       /* all round, or standing still */
+	int front;         /* view cone of at most 180 degrees */
 };
 
 void rules_params_init(struct rules_params *p, const struct scenario *sc);
@@ -78,107 +115,179 @@ static inline void rules_acc_init(struct rules_acc *a)
 	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0};
 }
 
-/* Whether a neighbour at d (d2 = |d|^2) is inside the field of view of a
- * boid heading along vi (not necessarily unit; zero sees all round). */
-static inline __attribute__((always_inline)) int
-rules_sees(const struct rules_params *p, const int dims, const float d[3], float d2,
-	   const float vi[3], float vi2)
+static inline void rules_lanes_init(struct rules_lanes *a)
 {
-	float dot = 0.0f;
-	int k;
-
-	if (p->all_round || vi2 == 0.0f)
-		return 1;
-	for (k = 0; k < dims; k++)
-		dot += d[k] * vi[k];
-	/* dot >= |d||vi| cos(a/2), squared to avoid two square roots */
-	if (p->cos_half_view >= 0.0f)
-		return dot >= 0.0f && dot * dot >= p->cos2_half_view * d2 * vi2;
-	return dot >= 0.0f || dot * dot <= p->cos2_half_view * d2 * vi2;
+	memset(a, 0, sizeof *a);
 }
 
-/* Neighbour j seen from boid i: d = p_j - p_i (minimum image), d2 = |d|^2,
- * vj = v_j; vi, vi2: boid i's velocity and its square, for the field of
- * view. Which sum a neighbour enters is the model's (rules.c, section
- * "Neighbours"); coincident boids (d2 == 0) give no direction and are
- * skipped by the rules that need one. */
-static inline __attribute__((always_inline)) void
-rules_acc_add_model(struct rules_acc *a, const struct rules_params *p,
-		    const enum model_kind model, const int dims, const float d[3], float d2,
-		    const float vj[3], const float vi[3], float vi2)
+static inline void rules_self_init(struct rules_self *s, const struct rules_params *p,
+				   const int dims, const float vel[3])
 {
 	int k;
 
-	if (!rules_sees(p, dims, d, d2, vi, vi2))
-		return;
+	s->vi[0] = s->vi[1] = s->vi[2] = 0.0f;
+	s->vi2 = 0.0f;
+	for (k = 0; k < dims; k++) {
+		s->vi[k] = vel[k];
+		s->vi2 += vel[k] * vel[k];
+	}
+	s->see_all = p->all_round || s->vi2 == 0.0f;
+	s->front = p->cos_half_view >= 0.0f;
+}
+
+/* Adds RULES_LANES candidates. Which sums a neighbour enters is the
+ * model's (rules.c, section "Neighbours"). Every test is a mask and every
+ * term a select: terms of unselected candidates (the direction of a
+ * coincident boid, 1/0) are computed and discarded. */
+static inline __attribute__((always_inline)) void
+rules_lanes_add(struct rules_lanes *a, const struct rules_params *p,
+		const enum model_kind model, const int dims, const struct rules_cand *c,
+		const struct rules_self *s)
+{
+	const rules_vf zero = {0};
+	const rules_vf dx = c->dx, dy = c->dy, dz = dims == 3 ? c->dz : zero, d2 = c->d2;
+	const rules_vf vx = c->vx, vy = c->vy, vz = dims == 3 ? c->vz : zero;
+	rules_vi valid = c->valid;
+	/* Field of view: the angle between v_i and d is at most view_angle/2,
+	 * that is dot >= |d||v_i| cos(view/2), squared to avoid two roots. */
+	if (model != MODEL_VICSEK && !s->see_all) {
+		rules_vf dot = dx * s->vi[0] + dy * s->vi[1];
+		rules_vf q, lim;
+
+		if (dims == 3)
+			dot = dot + dz * s->vi[2];
+		q = dot * dot;
+		lim = p->cos2_half_view * d2 * s->vi2;
+		valid &= s->front ? (dot >= 0.0f) & (q >= lim) : (dot >= 0.0f) | (q <= lim);
+	}
 	switch (model) {
 	case MODEL_REYNOLDS:
-	case MODEL_SIMPLE:
+	case MODEL_SIMPLE: {
 		/* Reynolds (1987) section 4: separation along p_i - p_j weighted
 		 * by 1/|d| (so the sum of (p_i - p_j)/|d|^2), alignment averages
 		 * v_j, cohesion averages d. The pseudocode boids (simple) sum
 		 * p_i - p_j unweighted. */
-		if (d2 <= p->r2_sep && (d2 > 0.0f || model == MODEL_SIMPLE)) {
-			for (k = 0; k < dims; k++)
-				a->sep[k] -= model == MODEL_SIMPLE ? d[k] : d[k] / d2;
-			a->n_sep++;
+		const rules_vi ms = valid & (d2 <= p->r2_sep) &
+				    (model == MODEL_SIMPLE ? valid : d2 > 0.0f);
+		const rules_vi ma = valid & (d2 <= p->r2_ali), mc = valid & (d2 <= p->r2_coh);
+		const rules_vf w = model == MODEL_SIMPLE ? zero + 1.0f : 1.0f / d2;
+
+		a->sep[0] -= rules_vsel(ms, dx * w);
+		a->sep[1] -= rules_vsel(ms, dy * w);
+		a->ali[0] += rules_vsel(ma, vx);
+		a->ali[1] += rules_vsel(ma, vy);
+		a->coh[0] += rules_vsel(mc, dx);
+		a->coh[1] += rules_vsel(mc, dy);
+		if (dims == 3) {
+			a->sep[2] -= rules_vsel(ms, dz * w);
+			a->ali[2] += rules_vsel(ma, vz);
+			a->coh[2] += rules_vsel(mc, dz);
 		}
-		if (d2 <= p->r2_ali) {
-			for (k = 0; k < dims; k++)
-				a->ali[k] += vj[k];
-			a->n_ali++;
-		}
-		if (d2 <= p->r2_coh) {
-			for (k = 0; k < dims; k++)
-				a->coh[k] += d[k];
-			a->n_coh++;
-		}
+		a->n_sep += ms;
+		a->n_ali += ma;
+		a->n_coh += mc;
 		break;
+	}
 	case MODEL_VICSEK:
-		/* Vicsek et al. (1995): the headings of all within r. */
-		if (d2 <= p->r2_ali) {
-			const float inv = p->uniform_speed ? p->inv_speed : rules_inv_norm(vj, dims);
-
-			for (k = 0; k < dims; k++)
-				a->ali[k] += vj[k] * inv;
-			a->n_ali++;
-		}
-		break;
-	case MODEL_COUZIN:
-		/* Couzin et al. (2002): three exclusive zones; repulsion and
+	case MODEL_COUZIN: {
+		/* Vicsek et al. (1995): the unit headings of all within r.
+		 * Couzin et al. (2002): three exclusive zones; repulsion and
 		 * attraction sum unit directions, orientation unit headings. */
-		if (d2 == 0.0f) {
-			break;
-		} else if (d2 <= p->r2_sep) {
-			float inv = 1.0f / sqrtf(d2);
+		rules_vf hv = zero + p->inv_speed, rd = zero;
+		rules_vi ma;
+		int l;
 
-			for (k = 0; k < dims; k++)
-				a->sep[k] += d[k] * inv;
-			a->n_sep++;
-		} else if (d2 <= p->r2_ali) {
-			const float inv = p->uniform_speed ? p->inv_speed : rules_inv_norm(vj, dims);
+		if (!p->uniform_speed) {
+			const rules_vf vn2 = vx * vx + vy * vy + vz * vz;
 
-			for (k = 0; k < dims; k++)
-				a->ali[k] += vj[k] * inv;
-			a->n_ali++;
-		} else if (d2 <= p->r2_coh) {
-			float inv = 1.0f / sqrtf(d2);
-
-			for (k = 0; k < dims; k++)
-				a->coh[k] += d[k] * inv;
-			a->n_coh++;
+			for (l = 0; l < RULES_LANES; l++)
+				hv[l] = sqrtf(vn2[l]);
+			hv = rules_vsel(vn2 > 0.0f, 1.0f / hv);
 		}
+		if (model == MODEL_VICSEK) {
+			ma = valid & (d2 <= p->r2_ali);
+		} else {
+			const rules_vi apart = valid & (d2 > 0.0f);
+			const rules_vi ms = apart & (d2 <= p->r2_sep);
+			const rules_vi mc = apart & (d2 > p->r2_ali) & (d2 > p->r2_sep) &
+					    (d2 <= p->r2_coh);
+
+			ma = apart & (d2 > p->r2_sep) & (d2 <= p->r2_ali);
+			for (l = 0; l < RULES_LANES; l++)
+				rd[l] = sqrtf(d2[l]);
+			rd = 1.0f / rd;
+			a->sep[0] += rules_vsel(ms, dx * rd);
+			a->sep[1] += rules_vsel(ms, dy * rd);
+			a->coh[0] += rules_vsel(mc, dx * rd);
+			a->coh[1] += rules_vsel(mc, dy * rd);
+			if (dims == 3) {
+				a->sep[2] += rules_vsel(ms, dz * rd);
+				a->coh[2] += rules_vsel(mc, dz * rd);
+			}
+			a->n_sep += ms;
+			a->n_coh += mc;
+		}
+		a->ali[0] += rules_vsel(ma, vx * hv);
+		a->ali[1] += rules_vsel(ma, vy * hv);
+		if (dims == 3)
+			a->ali[2] += rules_vsel(ma, vz * hv);
+		a->n_ali += ma;
 		break;
+	}
 	}
 }
 
-/* The same, with the model from p; the neighbour loops call the form
- * above with a constant model so that each model gets its own loop. */
-static inline __attribute__((always_inline)) void
-rules_acc_add(struct rules_acc *a, const struct rules_params *p, const float d[3],
-	      float d2, const float vj[3], const float vi[3], float vi2)
+/* The lanes' sums into one, lane 0 first: a fixed order. */
+static inline void rules_lanes_reduce(const struct rules_lanes *a, const int dims,
+				      struct rules_acc *acc)
 {
-	rules_acc_add_model(a, p, p->model, p->dims, d, d2, vj, vi, vi2);
+	int k, l;
+
+	rules_acc_init(acc);
+	for (k = 0; k < dims; k++)
+		for (l = 0; l < RULES_LANES; l++) {
+			acc->sep[k] += a->sep[k][l];
+			acc->ali[k] += a->ali[k][l];
+			acc->coh[k] += a->coh[k][l];
+		}
+	for (l = 0; l < RULES_LANES; l++) {
+		acc->n_sep -= (uint32_t)a->n_sep[l];
+		acc->n_ali -= (uint32_t)a->n_ali[l];
+		acc->n_coh -= (uint32_t)a->n_coh[l];
+	}
+}
+
+/* Adds one neighbour to a (for the tests and small loops): d, d2 and vj as
+ * in rules_lane_add, vi and vi2 the boid's own velocity. */
+static inline void rules_acc_add(struct rules_acc *a, const struct rules_params *p,
+				 const float d[3], float d2, const float vj[3],
+				 const float vi[3], float vi2)
+{
+	struct rules_lanes ln;
+	struct rules_self s;
+	struct rules_acc one;
+	int k;
+
+	(void)vi2;
+	rules_lanes_init(&ln);
+	rules_self_init(&s, p, p->dims, vi);
+	{
+		const rules_vf z = {0};
+		struct rules_cand c = {{0}, z + d[0], z + d[1], z + d[2], z + d2, z + vj[0],
+				       z + vj[1], z + vj[2]};
+
+		c.valid[0] = -1;
+		rules_lanes_add(&ln, p, p->model, p->dims, &c, &s);
+	}
+	rules_lanes_reduce(&ln, p->dims, &one);
+	for (k = 0; k < 3; k++) {
+		a->sep[k] += one.sep[k];
+		a->ali[k] += one.ali[k];
+		a->coh[k] += one.coh[k];
+	}
+	a->n_sep += one.n_sep;
+	a->n_ali += one.n_ali;
+	a->n_coh += one.n_coh;
 }
 
 /* The new position and velocity of one boid (slot k holds boid id at the
