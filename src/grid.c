@@ -17,7 +17,7 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 	memset(g, 0, sizeof *g);
 	g->dims = sc->dims;
 	g->periodic = sc->mode == BOUNDS_WRAP;
-	g->cell_min = scenario_max_radius(sc) * GRID_CELL_SLACK;
+	g->cell_min = grid_cell_min(sc);
 	{
 		struct bounds b;
 		int d;
@@ -45,6 +45,11 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 		return -1;
 	}
 	return 0;
+}
+
+double grid_cell_min(const struct scenario *sc)
+{
+	return scenario_max_radius(sc) * GRID_CELL_SLACK / GRID_REACH;
 }
 
 void grid_free(struct grid *g)
@@ -237,40 +242,40 @@ void grid_build(struct grid *g, struct flock *f)
 	flock_swap(f, 1);
 }
 
-/* The cells along one axis that can hold neighbours of cell c, in a fixed
- * order; under wrap with fewer than three cells, each cell once. */
-static int axis_cells(const struct grid *g, int d, uint32_t c, uint32_t out[3])
+/* The cells along one axis that can hold neighbours of cell c, offsets
+ * -GRID_REACH .. +GRID_REACH in order; under wrap with fewer cells than
+ * that, each cell once, in increasing order. */
+static int axis_cells(const struct grid *g, int d, uint32_t c, uint32_t out[2 * GRID_REACH + 1])
 {
 	uint32_t n = g->n[d];
-	int m = 0;
+	int m = 0, o;
 
 	if (d >= g->dims) {
 		out[0] = 0;
 		return 1;
 	}
-	if (g->periodic) {
-		if (n < 3) {
-			for (m = 0; m < (int)n; m++)
-				out[m] = (uint32_t)m;
-			return m;
-		}
-		out[0] = c == 0 ? n - 1 : c - 1;
-		out[1] = c;
-		out[2] = c + 1 == n ? 0 : c + 1;
-		return 3;
+	if (g->periodic && n < 2 * GRID_REACH + 1) {
+		for (m = 0; m < (int)n; m++)
+			out[m] = (uint32_t)m;
+		return m;
 	}
-	if (c > 0)
-		out[m++] = c - 1;
-	out[m++] = c;
-	if (c + 1 < n)
-		out[m++] = c + 1;
+	for (o = -GRID_REACH; o <= GRID_REACH; o++) {
+		int64_t x = (int64_t)c + o;
+
+		if (g->periodic)
+			out[m++] = (uint32_t)(x < 0 ? x + n : x >= n ? x - n : x);
+		else if (x >= 0 && x < n)
+			out[m++] = (uint32_t)x;
+	}
 	return m;
 }
 
-/* The slot ranges of the (up to 27) cells around cell c, z then y then x. */
-static int stencil(const struct grid *g, size_t c, uint32_t start[27], uint32_t end[27])
+/* The slot ranges of the cells of the stencil around cell c, z then y then
+ * x. */
+static int stencil(const struct grid *g, size_t c, uint32_t start[GRID_STENCIL_MAX],
+		   uint32_t end[GRID_STENCIL_MAX])
 {
-	uint32_t xs[3], ys[3], zs[3];
+	uint32_t xs[2 * GRID_REACH + 1], ys[2 * GRID_REACH + 1], zs[2 * GRID_REACH + 1];
 	uint32_t cx = (uint32_t)(c % g->n[0]);
 	uint32_t cy = (uint32_t)(c / g->n[0] % g->n[1]);
 	uint32_t cz = (uint32_t)(c / g->n[0] / g->n[1]);
@@ -328,28 +333,29 @@ struct span {
 	float corr[3];
 };
 
-/* The stencil of cell c (cells z, then y, then x, offsets -1, 0, +1) as
- * runs of slots: the cells of a row are consecutive in memory unless the
- * row wraps, so most rows are one run, visited in the same order as cell
- * by cell. With at least three cells on every periodic axis, the image of
- * a neighbour across the box edge is the one in the adjacent cell; its
- * correction is applied as (p_j - p_i) + corr, which is the same IEEE
- * operation as the minimum image's (p_j - p_i) - L, so distances and sums
- * are bit for bit those of pair_delta. (Where the two images could differ,
- * both are farther than a cell, hence than any radius.) Returns the number
- * of spans, or -1 when some periodic axis has fewer than three cells. */
+/* The stencil of cell c (cells z, then y, then x, offsets -GRID_REACH ..
+ * +GRID_REACH) as runs of slots: the cells of a row are consecutive in
+ * memory unless the row wraps, so most rows are one run, visited in the
+ * same order as cell by cell. With at least 2 GRID_REACH + 1 cells on
+ * every periodic axis, the box is wider than twice any radius, and the
+ * image of a neighbour across the box edge within the radius is the one in
+ * the stencil's cell; its correction is applied as (p_j - p_i) + corr,
+ * the same IEEE operation as the minimum image's (p_j - p_i) - L, so
+ * distances and sums are bit for bit those of pair_delta. (Where the two
+ * images could differ, both are farther than the radius.) Returns the
+ * number of spans, or -1 when some periodic axis has too few cells. */
 static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
-		 struct span sp[27])
+		 struct span sp[GRID_STENCIL_MAX])
 {
-	uint32_t cell[3][3], cc[3];
-	float corr[3][3];
-	int cnt[3], d, a, b, e, m = 0;
+	uint32_t cell[3][2 * GRID_REACH + 1], cc[3];
+	float corr[3][2 * GRID_REACH + 1];
+	int cnt[3], d, a, b, e, o, m = 0;
 
 	cc[0] = (uint32_t)(c % g->n[0]);
 	cc[1] = (uint32_t)(c / g->n[0] % g->n[1]);
 	cc[2] = (uint32_t)(c / g->n[0] / g->n[1]);
 	for (d = 0; d < 3; d++) {
-		uint32_t n = g->n[d], x = cc[d];
+		const int64_t n = g->n[d];
 
 		cnt[d] = 0;
 		if (d >= g->dims) {
@@ -358,17 +364,20 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 			cnt[d] = 1;
 			continue;
 		}
-		if (g->periodic && n < 3)
+		if (g->periodic && n < 2 * GRID_REACH + 1)
 			return -1;
-		if (x > 0 || g->periodic) {
-			cell[d][cnt[d]] = x > 0 ? x - 1 : n - 1;
-			corr[d][cnt[d]++] = x > 0 ? 0.0f : -rp->box.len_f[d];
-		}
-		cell[d][cnt[d]] = x;
-		corr[d][cnt[d]++] = 0.0f;
-		if (x + 1 < n || g->periodic) {
-			cell[d][cnt[d]] = x + 1 < n ? x + 1 : 0;
-			corr[d][cnt[d]++] = x + 1 < n ? 0.0f : rp->box.len_f[d];
+		for (o = -GRID_REACH; o <= GRID_REACH; o++) {
+			int64_t x = (int64_t)cc[d] + o;
+			float cr = 0.0f;
+
+			if (x < 0 || x >= n) {
+				if (!g->periodic)
+					continue;
+				cr = x < 0 ? -rp->box.len_f[d] : rp->box.len_f[d];
+				x = x < 0 ? x + n : x - n;
+			}
+			cell[d][cnt[d]] = (uint32_t)x;
+			corr[d][cnt[d]++] = cr;
 		}
 	}
 	for (a = 0; a < cnt[2]; a++)
@@ -527,7 +536,7 @@ void grid_step(const struct grid *g, const struct flock *f,
 
 	#pragma omp parallel for schedule(dynamic, 16) if (f->n >= util_parallel_min)
 	for (c = 0; c < ncells; c++) {
-		struct span sp[27];
+		struct span sp[GRID_STENCIL_MAX];
 		size_t k;
 		int nsp;
 
@@ -538,7 +547,7 @@ void grid_step(const struct grid *g, const struct flock *f,
 			struct rules_acc acc;
 
 			if (nsp < 0) {
-				uint32_t st[27], en[27];
+				uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
 				int ns = stencil(g, c, st, en);
 
 				gather_ranges(f, rp, k, st, en, ns, &acc);
@@ -569,7 +578,7 @@ size_t grid_neighbours(const struct grid *g, const struct flock *f,
 		       const struct rules_params *rp, size_t k, float r2,
 		       uint32_t *out, size_t cap)
 {
-	uint32_t start[27], end[27];
+	uint32_t start[GRID_STENCIL_MAX], end[GRID_STENCIL_MAX];
 	size_t c = cell_of_slot(g, f, k), m = 0, j;
 	int ns = stencil(g, c, start, end), s;
 	float d[3];
@@ -696,7 +705,7 @@ size_t grid_groups(const struct grid *g, const struct flock *f,
 				if (pair_delta(rp, f, k, j, dd) <= r2)
 					join(parent, (uint32_t)k, (uint32_t)j);
 		} else {
-			uint32_t start[27], end[27];
+			uint32_t start[GRID_STENCIL_MAX], end[GRID_STENCIL_MAX];
 			int ns = stencil(g, cell_of_slot(g, f, k), start, end), s;
 
 			for (s = 0; s < ns; s++)
