@@ -528,34 +528,41 @@ static void gather_ranges(const struct flock *f, const struct rules_params *rp, 
 	rules_lanes_reduce(&ln, f->dims, acc);
 }
 
-void grid_step(const struct grid *g, const struct flock *f,
-	       const struct rules_params *rp, uint64_t step)
+uint64_t grid_step(const struct grid *g, const struct flock *f,
+		   const struct rules_params *rp, uint64_t step)
 {
 	const size_t ncells = g->ncells;
+	uint64_t candidates = 0; /* an integer sum: exact in any order */
 	size_t c;
 
-	#pragma omp parallel for schedule(dynamic, 16) if (f->n >= util_parallel_min)
+	#pragma omp parallel for schedule(dynamic, 16) reduction(+:candidates) \
+		if (f->n >= util_parallel_min)
 	for (c = 0; c < ncells; c++) {
 		struct span sp[GRID_STENCIL_MAX];
-		size_t k;
-		int nsp;
+		uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
+		size_t k, here = g->cell_start[c + 1] - g->cell_start[c];
+		int nsp, s, ns = 0;
 
-		if (g->cell_start[c] == g->cell_start[c + 1])
+		if (here == 0)
 			continue;
 		nsp = spans(g, rp, c, sp);
+		if (nsp < 0)
+			ns = stencil(g, c, st, en);
+		for (s = 0; s < nsp; s++)
+			candidates += (uint64_t)here * (sp[s].end - sp[s].start);
+		for (s = 0; s < ns; s++)
+			candidates += (uint64_t)here * (en[s] - st[s]);
 		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
 			struct rules_acc acc;
 
-			if (nsp < 0) {
-				uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
-				int ns = stencil(g, c, st, en);
-
+			if (nsp < 0)
 				gather_ranges(f, rp, k, st, en, ns, &acc);
-			} else
+			else
 				gather_fast(f, rp, k, sp, nsp, &acc);
 			finish_boid(f, rp, &acc, k, step);
 		}
 	}
+	return candidates;
 }
 
 void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t step)

@@ -54,9 +54,11 @@ void grid_build(struct grid *g, struct flock *f);
 
 /* One synchronous step for every boid: gathers neighbours from the stencil
  * of cells around each boid's cell, applies the rules and integrates,
- * writing f->pos_next / f->vel_next. Call grid_build first. */
-void grid_step(const struct grid *g, const struct flock *f,
-	       const struct rules_params *rp, uint64_t step);
+ * writing f->pos_next / f->vel_next. Call grid_build first. Returns the
+ * number of candidates examined (pairs whose distance was computed), for
+ * the statistics of -v. */
+uint64_t grid_step(const struct grid *g, const struct flock *f,
+		   const struct rules_params *rp, uint64_t step);
 
 /* The O(N^2) oracle: the same step by visiting every pair, in slot order. */
 void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t step);

@@ -79,17 +79,20 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-static double now_seconds(void)
+/* -v: where the time of the step loop went, and the work per boid-step. */
+static void report_stats(const struct sim_stats *st, double total, double t_out)
 {
-	struct timespec ts;
+	double per = st->boid_steps ? 1.0 / (double)st->boid_steps : 0.0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	util_msg(UTIL_VERBOSE, "time %.3f s: grid build %.3f s, neighbours and update %.3f s, "
+		 "output %.3f s, other %.3f s; %.3g boid-steps/s; %.1f candidates per boid-step",
+		 total, st->t_grid, st->t_step, t_out, total - st->t_grid - st->t_step - t_out,
+		 total > 0 ? (double)st->boid_steps / total : 0.0, (double)st->candidates * per);
 }
 
 static void progress(uint64_t step, uint64_t steps, size_t n, double t0, int done)
 {
-	double el = now_seconds() - t0, rate = el > 0 ? (double)step * n / el : 0;
+	double el = util_seconds() - t0, rate = el > 0 ? (double)step * n / el : 0;
 	double left = step > 0 ? el * (double)(steps - step) / (double)step : 0;
 
 	fprintf(stderr, "\rstep %" PRIu64 "/%" PRIu64 " %5.1f%%  %.3g boid-steps/s  %.0fs left ",
@@ -426,7 +429,7 @@ static int run(struct options *o)
 	struct checkpoint_files resumed = {0};
 	struct metrics met;
 	struct outfile mout = {0};
-	double t0, last = 0;
+	double t0, last = 0, t_out = 0;
 
 	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, &err) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
@@ -521,7 +524,7 @@ static int run(struct options *o)
 		}
 	}
 	tty = isatty(STDERR_FILENO) && util_verbosity >= UTIL_NORMAL;
-	t0 = now_seconds();
+	t0 = util_seconds();
 	for (;;) {
 		if (o->check_invariants && sim_check(&sim, &err) != 0) {
 			fprintf(stderr, "boidsim: invariant violated: %s\n", err.msg);
@@ -529,11 +532,14 @@ static int run(struct options *o)
 		}
 		/* Step 0, every K-th, the last, and wherever a signal stops us. */
 		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop_signal)) {
+			double tw = util_seconds();
+
 			flock_to_id_order(&sim.flock, frame);
 			if (traj_write_frame(w, sim.step, frame, &err) != 0) {
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
+			t_out += util_seconds() - tw;
 		}
 		if (met_ok && (sim.step % (o->metrics_every ? o->metrics_every : sc.every) == 0 ||
 			       sim.step == sc.steps || stop_signal)) {
@@ -553,8 +559,8 @@ static int run(struct options *o)
 		if (sim.step == sc.steps || stop_signal)
 			break;
 		sim_step(&sim);
-		if (tty && now_seconds() - last > 0.25) {
-			last = now_seconds();
+		if (tty && util_seconds() - last > 0.25) {
+			last = util_seconds();
 			progress(sim.step, sc.steps, sim.flock.n, t0, 0);
 		}
 	}
@@ -562,6 +568,7 @@ static int run(struct options *o)
 		progress(sim.step, sc.steps, sim.flock.n, t0, 1);
 	if (w) {
 		enum traj_status st = stop_signal ? TRAJ_INTERRUPTED : TRAJ_COMPLETE;
+		double tw = util_seconds();
 
 		if (traj_writer_close(w, st, &err) != 0) {
 			w = NULL;
@@ -569,12 +576,14 @@ static int run(struct options *o)
 			goto out;
 		}
 		w = NULL;
+		t_out += util_seconds() - tw;
 		if (strcmp(o->output, "-") != 0)
 			util_msg(UTIL_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
 				 stop_signal ? "interrupted; wrote what was done to" : "wrote",
 				 st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
 				 o->output, sim.step, sc.count);
 	}
+	report_stats(&sim.stats, util_seconds() - t0, t_out);
 	if (met_ok && (stop_signal ? outfile_commit_partial(&mout, &err) :
 			      outfile_commit(&mout, &err)) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);

@@ -69,18 +69,27 @@ static void wander(struct sim *s)
 
 void sim_step(struct sim *s)
 {
+	double t0, t1;
+
 	while (s->next_stage < s->sc->n_stages &&
 	       s->sc->stages[s->next_stage].step <= s->step)
 		enter_stage(s, &s->sc->stages[s->next_stage++].sc);
 	if (s->sc->has_wander && s->step > 0)
 		wander(s);
 	rules_set_step(&s->rp, s->step);
+	t0 = util_seconds();
 	if (s->search == SIM_GRID) {
 		grid_build(&s->grid, &s->flock);
-		grid_step(&s->grid, &s->flock, &s->rp, s->step);
+		t1 = util_seconds();
+		s->stats.candidates += grid_step(&s->grid, &s->flock, &s->rp, s->step);
 	} else {
+		t1 = t0;
 		brute_step(&s->flock, &s->rp, s->step);
+		s->stats.candidates += (uint64_t)s->flock.n * s->flock.n;
 	}
+	s->stats.t_grid += t1 - t0;
+	s->stats.t_step += util_seconds() - t1;
+	s->stats.boid_steps += s->flock.n;
 	flock_swap(&s->flock, 0);
 	s->step++;
 }

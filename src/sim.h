@@ -12,6 +12,14 @@
 
 enum sim_search { SIM_GRID = 0, SIM_BRUTE };
 
+/* Where the time of the steps went, for -v: seconds spent sorting into
+ * cells, and gathering neighbours with the update (one fused loop); the
+ * number of candidate pairs examined and of boid-steps done. */
+struct sim_stats {
+	double t_grid, t_step;
+	uint64_t candidates, boid_steps;
+};
+
 /* Not copyable: rp.ip points into rp. */
 struct sim {
 	const struct scenario *sc;
@@ -23,6 +31,7 @@ struct sim {
 	const struct scenario *cur; /* the parameters in force: sc or a stage */
 	int next_stage;             /* the next entry of sc's schedule */
 	unsigned char *seen; /* scratch for sim_check */
+	struct sim_stats stats;
 };
 
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,

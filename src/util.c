@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int util_verbosity = UTIL_NORMAL;
@@ -83,6 +84,14 @@ int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
 	*p = np;
 	*cap = n;
 	return 0;
+}
+
+double util_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 uint64_t util_phys_mem(void)

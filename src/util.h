@@ -39,6 +39,9 @@ void util_free(void *p);
  * n bytes: kept when large enough, else replaced by a zeroed one. */
 int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err);
 
+/* A monotonic clock in seconds, for timing only (never for results). */
+double util_seconds(void);
+
 /* Physical memory in bytes, or 0 when unknown. */
 uint64_t util_phys_mem(void);
 
