@@ -5,6 +5,7 @@
 #include "obstacles.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double clampd(double x, double lo, double hi)
@@ -184,4 +185,337 @@ int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1
 	}
 	reflect(dims, p0, p1, v, t, n);
 	return 1;
+}
+
+/* ---- the index ---- */
+
+struct obstacle_index {
+	int n, dims;
+	struct obstacle *copy;  /* the obstacles it was built for, to share it */
+	double scale;           /* the largest coordinate of any obstacle's box */
+	double reach;           /* every box is widened by this, and queries shrunk */
+	double org[3], inv_h;   /* cell c covers [org + c h, org + (c + 1) h) */
+	int nc[3];
+	uint32_t *start;        /* cell k lists item[start[k] .. start[k + 1]) */
+	uint16_t *item;
+	struct obstacle_index *next;
+};
+
+/* Indexes built so far, shared by every caller with the same obstacles
+ * (stages of a schedule, repeated runs in one process). */
+static struct obstacle_index *index_list;
+static int index_count;
+#define INDEX_LIST_MAX 64
+
+/* Past this many cells or entries, the cells grow (memory stays below
+ * about 1 MB for cells and 2 MB for entries). */
+#define INDEX_CELLS_MAX (1 << 18)
+#define INDEX_ENTRIES_MAX ((size_t)1 << 20)
+/* A query over more cells than this tests every obstacle instead. */
+#define QUERY_CELLS_MAX 64
+
+static void bbox(const struct obstacle *o, int dims, double lo[3], double hi[3])
+{
+	int d;
+
+	for (d = 0; d < 3; d++)
+		lo[d] = hi[d] = 0.0;
+	for (d = 0; d < dims; d++) {
+		switch (o->kind) {
+		case OBSTACLE_SPHERE:
+			lo[d] = o->a[d] - o->radius;
+			hi[d] = o->a[d] + o->radius;
+			break;
+		case OBSTACLE_BOX:
+			lo[d] = o->a[d];
+			hi[d] = o->b[d];
+			break;
+		case OBSTACLE_SEGMENT:
+			lo[d] = fmin(o->a[d], o->b[d]);
+			hi[d] = fmax(o->a[d], o->b[d]);
+			break;
+		}
+	}
+}
+
+/* The cell coordinate of x on axis d: -1 below the grid, nc[d] above it.
+ * Monotonic in x (a subtraction and a product by a positive number are),
+ * which is all the index relies on: a point inside a box is in a cell
+ * between the box's corner cells. */
+static int cell_coord(const struct obstacle_index *ix, int d, double x)
+{
+	double t = (x - ix->org[d]) * ix->inv_h;
+
+	if (!(t >= 0.0))
+		return -1;
+	if (t >= (double)ix->nc[d])
+		return ix->nc[d];
+	return (int)t;
+}
+
+static int same_obstacles(const struct obstacle_index *ix, const struct obstacle *o, int n,
+			  int dims)
+{
+	int i;
+
+	if (ix->n != n || ix->dims != dims)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct obstacle *x = &ix->copy[i];
+
+		if (x->kind != o[i].kind || memcmp(x->a, o[i].a, sizeof x->a) != 0 ||
+		    memcmp(x->b, o[i].b, sizeof x->b) != 0 ||
+		    memcmp(&x->radius, &o[i].radius, sizeof x->radius) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void index_free(struct obstacle_index *ix)
+{
+	if (ix == NULL)
+		return;
+	free(ix->copy);
+	free(ix->start);
+	free(ix->item);
+	free(ix);
+}
+
+/* The number of entries of the cells of every obstacle's widened box
+ * [blo, bhi] at the current cell size (stopping early past
+ * INDEX_ENTRIES_MAX); fill 1 also counts each cell's entries into
+ * start[cell + 1], fill 2 writes them at start[cell]++. */
+static size_t index_entries(struct obstacle_index *ix, const double (*blo)[3],
+			    const double (*bhi)[3], int fill)
+{
+	size_t total = 0;
+	int i, c0[3], c1[3], x, y, z, d;
+
+	for (i = 0; i < ix->n; i++) {
+		for (d = 0; d < 3; d++) {
+			c0[d] = d < ix->dims ? cell_coord(ix, d, blo[i][d]) : 0;
+			c1[d] = d < ix->dims ? cell_coord(ix, d, bhi[i][d]) : 0;
+			c0[d] = c0[d] < 0 ? 0 : c0[d] >= ix->nc[d] ? ix->nc[d] - 1 : c0[d];
+			c1[d] = c1[d] < 0 ? 0 : c1[d] >= ix->nc[d] ? ix->nc[d] - 1 : c1[d];
+		}
+		total += (size_t)(c1[0] - c0[0] + 1) * (size_t)(c1[1] - c0[1] + 1) *
+			 (size_t)(c1[2] - c0[2] + 1);
+		if (total > INDEX_ENTRIES_MAX)
+			return total;
+		if (!fill)
+			continue;
+		/* obstacles in increasing order: each cell's list is sorted */
+		for (z = c0[2]; z <= c1[2]; z++)
+			for (y = c0[1]; y <= c1[1]; y++)
+				for (x = c0[0]; x <= c1[0]; x++) {
+					size_t k = ((size_t)z * (size_t)ix->nc[1] + (size_t)y) *
+						   (size_t)ix->nc[0] + (size_t)x;
+
+					if (fill == 1)
+						ix->start[k + 1]++;
+					else
+						ix->item[ix->start[k]++] = (uint16_t)i;
+				}
+	}
+	return total;
+}
+
+static struct obstacle_index *index_build(const struct obstacle *o, int n, int dims,
+					  double reach)
+{
+	struct obstacle_index *ix = calloc(1, sizeof *ix);
+	double (*blo)[3] = malloc((size_t)n * sizeof *blo);
+	double (*bhi)[3] = malloc((size_t)n * sizeof *bhi);
+	double *ext = malloc((size_t)n * sizeof *ext);
+	double top[3] = {0, 0, 0}, vol = 1.0, h, w;
+	size_t cells = 0, entries = 0, k;
+	int i, d, tries;
+
+	if (ix == NULL || blo == NULL || bhi == NULL || ext == NULL)
+		goto fail;
+	ix->n = n;
+	ix->dims = dims;
+	for (i = 0; i < n; i++) {
+		bbox(&o[i], dims, blo[i], bhi[i]);
+		for (d = 0; d < dims; d++)
+			ix->scale = fmax(ix->scale, fmax(fabs(blo[i][d]), fabs(bhi[i][d])));
+	}
+	/* Queries of half-width up to reach (plus their margin, see
+	 * obstacle_index_query) shrink to a point, which lies in one cell. The
+	 * boxes get a margin of their own against the rounding of that. */
+	ix->reach = reach * 1.001 + 2e-6 * (1.0 + ix->scale + reach);
+	w = ix->reach + 1e-6 * (1.0 + ix->scale + reach);
+	for (d = 0; d < 3; d++)
+		ix->org[d] = top[d] = 0.0;
+	for (i = 0; i < n; i++) {
+		ext[i] = 0.0;
+		for (d = 0; d < dims; d++) {
+			blo[i][d] -= w;
+			bhi[i][d] += w;
+			ix->org[d] = i == 0 ? blo[i][d] : fmin(ix->org[d], blo[i][d]);
+			top[d] = i == 0 ? bhi[i][d] : fmax(top[d], bhi[i][d]);
+			ext[i] = fmax(ext[i], bhi[i][d] - blo[i][d]);
+		}
+	}
+	/* Cells of half the typical widened box (each obstacle in about 2^dims
+	 * to 3^dims cells, a cell seeing the obstacles within about 1.5 boxes),
+	 * but no more cells than about 4 per obstacle over the whole extent. */
+	qsort(ext, (size_t)n, sizeof *ext, cmp_double);
+	for (d = 0; d < dims; d++)
+		vol *= fmax(top[d] - ix->org[d], 1e-300);
+	h = fmax(ext[n / 2] / 2.0, pow(vol / (4.0 * n), 1.0 / dims));
+	for (tries = 0; tries < 200; tries++, h *= 1.5) {
+		ix->inv_h = 1.0 / h;
+		cells = 1;
+		for (d = 0; d < 3; d++) {
+			double t = d < dims ? (top[d] - ix->org[d]) * ix->inv_h : 0.0;
+
+			ix->nc[d] = t < (double)INDEX_CELLS_MAX ? (int)t + 1 : INDEX_CELLS_MAX + 1;
+			cells *= (size_t)ix->nc[d];
+			if (cells > (size_t)INDEX_CELLS_MAX)
+				break;
+		}
+		if (cells > (size_t)INDEX_CELLS_MAX)
+			continue;
+		entries = index_entries(ix, (const double (*)[3])blo, (const double (*)[3])bhi, 0);
+		if (entries <= INDEX_ENTRIES_MAX)
+			break;
+	}
+	if (tries == 200)
+		goto fail;
+	ix->start = calloc(cells + 1, sizeof *ix->start);
+	ix->item = malloc((entries ? entries : 1) * sizeof *ix->item);
+	ix->copy = malloc((size_t)n * sizeof *ix->copy);
+	if (ix->start == NULL || ix->item == NULL || ix->copy == NULL)
+		goto fail;
+	memcpy(ix->copy, o, (size_t)n * sizeof *ix->copy);
+	index_entries(ix, (const double (*)[3])blo, (const double (*)[3])bhi, 1);
+	for (k = 0; k < cells; k++) /* counts to starts */
+		ix->start[k + 1] += ix->start[k];
+	index_entries(ix, (const double (*)[3])blo, (const double (*)[3])bhi, 2);
+	for (k = cells; k > 0; k--) /* filling advanced each start to the next */
+		ix->start[k] = ix->start[k - 1];
+	ix->start[0] = 0;
+	free(blo);
+	free(bhi);
+	free(ext);
+	return ix;
+fail:
+	free(blo);
+	free(bhi);
+	free(ext);
+	index_free(ix);
+	return NULL;
+}
+
+const struct obstacle_index *obstacle_index_get(const struct obstacle *o, int n, int dims,
+						double reach)
+{
+	struct obstacle_index *ix = NULL;
+
+	if (n < OBSTACLE_INDEX_MIN || n > OBSTACLE_INDEX_MAX || dims < 2 || dims > 3 ||
+	    !(reach >= 0.0) || !isfinite(reach))
+		return NULL;
+	#pragma omp critical(boidsim_obstacle_index)
+	{
+		for (ix = index_list; ix != NULL; ix = ix->next)
+			if (same_obstacles(ix, o, n, dims))
+				break;
+		if (ix == NULL && index_count < INDEX_LIST_MAX) {
+			ix = index_build(o, n, dims, reach);
+			if (ix != NULL) {
+				ix->next = index_list;
+				index_list = ix;
+				index_count++;
+			}
+		}
+	}
+	return ix;
+}
+
+int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
+			 const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
+			 const uint16_t **list)
+{
+	uint64_t seen[OBSTACLE_INDEX_MAX / 64];
+	double s, big;
+	int c0[3] = {0, 0, 0}, c1[3] = {0, 0, 0}, d, x, y, z, w, words, m = 0;
+	size_t ncell = 1;
+
+	*list = NULL;
+	if (ix == NULL)
+		return -1;
+	big = ix->scale;
+	for (d = 0; d < ix->dims; d++) {
+		if (!isfinite(lo[d]) || !isfinite(hi[d]) || lo[d] > hi[d])
+			return -1;
+		big = fmax(big, fmax(fabs(lo[d]), fabs(hi[d])));
+	}
+	/* A margin far above the rounding of the exact tests: a few units in
+	 * the last place of the coordinates for distances, about 1e-8 of them
+	 * for a move grazing a sphere (a square root of the rounding). Only a
+	 * move along a segment's line and parallel to it to within rounding
+	 * (the crossing test's denominator is then noise) could be "hit" by a
+	 * segment that no margin covers. */
+	s = 1e-6 * (1.0 + big);
+	for (d = 0; d < ix->dims; d++) {
+		double l = lo[d] - s, u = hi[d] + s;
+
+		/* Every box is widened by reach: the query shrinks by as much,
+		 * to its midpoint when it is narrower. */
+		if (u - l >= 2.0 * ix->reach && l + ix->reach <= u - ix->reach) {
+			l += ix->reach;
+			u -= ix->reach;
+		} else {
+			l = u = 0.5 * l + 0.5 * u;
+		}
+		c0[d] = cell_coord(ix, d, l);
+		c1[d] = cell_coord(ix, d, u);
+		if (c1[d] < 0 || c0[d] >= ix->nc[d])
+			return 0; /* outside every widened box */
+		c0[d] = c0[d] < 0 ? 0 : c0[d];
+		c1[d] = c1[d] >= ix->nc[d] ? ix->nc[d] - 1 : c1[d];
+		ncell *= (size_t)(c1[d] - c0[d] + 1);
+	}
+	if (ncell == 1) {
+		size_t k = ((size_t)c0[2] * (size_t)ix->nc[1] + (size_t)c0[1]) *
+			   (size_t)ix->nc[0] + (size_t)c0[0];
+
+		*list = ix->item + ix->start[k];
+		return (int)(ix->start[k + 1] - ix->start[k]);
+	}
+	if (ncell > QUERY_CELLS_MAX)
+		return -1;
+	/* Several cells: the union of their lists, in increasing order. */
+	words = (ix->n + 63) / 64;
+	memset(seen, 0, (size_t)words * sizeof *seen);
+	for (z = c0[2]; z <= c1[2]; z++)
+		for (y = c0[1]; y <= c1[1]; y++)
+			for (x = c0[0]; x <= c1[0]; x++) {
+				size_t k = ((size_t)z * (size_t)ix->nc[1] + (size_t)y) *
+					   (size_t)ix->nc[0] + (size_t)x;
+				uint32_t e;
+
+				for (e = ix->start[k]; e < ix->start[k + 1]; e++)
+					seen[ix->item[e] >> 6] |= UINT64_C(1) << (ix->item[e] & 63);
+			}
+	for (w = 0; w < words; w++) {
+		uint64_t b = seen[w];
+
+		while (b != 0) {
+			if (m == OBSTACLE_QUERY_MAX)
+				return -1;
+			buf[m++] = (uint16_t)(w * 64 + __builtin_ctzll(b));
+			b &= b - 1;
+		}
+	}
+	*list = buf;
+	return m;
 }

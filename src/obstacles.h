@@ -4,6 +4,8 @@
 #ifndef BOIDSIM_OBSTACLES_H
 #define BOIDSIM_OBSTACLES_H
 
+#include <stdint.h>
+
 enum obstacle_kind { OBSTACLE_SPHERE = 0, OBSTACLE_BOX, OBSTACLE_SEGMENT };
 
 struct obstacle {
@@ -24,5 +26,43 @@ void obstacle_nearest(const struct obstacle *o, int dims, const double p[3], dou
  * against the whole move, so no step size tunnels through. */
 int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1[3],
 		     double v[3]);
+
+/* A static spatial index of the obstacles, so that a boid tests only the
+ * obstacles near it: a uniform grid of cells over the obstacles' bounding
+ * boxes, each cell listing, in increasing index order, the obstacles whose
+ * box (widened by the index's reach) overlaps it. Obstacles never move, so
+ * it is built once and never changes; queries run from any number of
+ * threads at once and use no shared scratch.
+ *
+ * obstacle_index_get returns the index of the n obstacles o, or NULL when
+ * an index would not pay (fewer than OBSTACLE_INDEX_MIN) or cannot be had
+ * (more than OBSTACLE_INDEX_MAX, or no memory): callers then test every
+ * obstacle, which gives the same results. The index is shared by every
+ * caller with the same obstacles (equal kind and coordinates, compared
+ * exactly), e.g. a scenario and the stages of its schedule, and lives until
+ * the process ends: nothing to free (at most 64 of them; past that, NULL).
+ * reach (>= 0) tunes the cell layout for queries of about that half-width
+ * (radii.avoid, half a step); queries are exact whatever it is. Callers
+ * on several OpenMP threads at once are serialised. */
+#define OBSTACLE_INDEX_MIN 8
+#define OBSTACLE_INDEX_MAX 4096
+struct obstacle_index;
+const struct obstacle_index *obstacle_index_get(const struct obstacle *o, int n, int dims,
+						double reach);
+
+/* The obstacles that can matter to anything inside the box [lo, hi] (the
+ * first dims axes): every obstacle whose bounding box, widened by a margin
+ * far above rounding (1e-6 x (1 + the largest coordinate involved)),
+ * overlaps the box, and others of the same cells. So every obstacle a boid at x is inside of or within r
+ * of is among those for [x - r, x + r], and every obstacle a move from p0
+ * to p1 can hit among those for the box of p0 and p1. Returns how many,
+ * with *list pointing to their indices in increasing order (into the index
+ * or into buf), or -1 when the query cannot be answered that way (more than
+ * OBSTACLE_QUERY_MAX of them, a box over too many cells, a non-finite
+ * coordinate): the caller then tests every obstacle. */
+#define OBSTACLE_QUERY_MAX 256
+int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
+			 const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
+			 const uint16_t **list);
 
 #endif
