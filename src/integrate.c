@@ -17,13 +17,49 @@ void integrate_params_init(struct integrate_params *ip, const struct scenario *s
 	ip->box = box;
 	ip->n_obstacles = sc->n_obstacles;
 	ip->obstacles = sc->obstacles;
+	/* Tuned for the avoidance radius and the box of one step; exact for
+	 * any query, so stages that change either share it. */
+	ip->obstacle_index = obstacle_index_get(sc->obstacles, sc->n_obstacles, sc->dims,
+						fmax(sc->r_avoid, 0.5 * sc->speed_max * sc->dt));
+}
+
+int integrate_obstacles_in(const struct integrate_params *ip, const double lo[3],
+			   const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
+			   const uint16_t **list)
+{
+	int m = obstacle_index_query(ip->obstacle_index, lo, hi, buf, list);
+
+	if (m < 0) {
+		*list = NULL;
+		return ip->n_obstacles;
+	}
+	return m;
+}
+
+int integrate_obstacles_near(const struct integrate_params *ip, const float pos[3], double r,
+			     uint16_t buf[OBSTACLE_QUERY_MAX], const uint16_t **list)
+{
+	double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+	int k;
+
+	if (ip->obstacle_index == NULL) {
+		*list = NULL;
+		return ip->n_obstacles;
+	}
+	for (k = 0; k < ip->dims; k++) {
+		lo[k] = (double)pos[k] - r;
+		hi[k] = (double)pos[k] + r;
+	}
+	return integrate_obstacles_in(ip, lo, hi, buf, list);
 }
 
 void integrate_finish(const struct integrate_params *ip, const float pos[3], double p[3],
 		      float vel[3])
 {
-	double p0[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-	int k, pass, i, hit, dims = ip->dims;
+	double p0[3] = {0, 0, 0}, v[3] = {0, 0, 0}, lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *near;
+	int k, pass, i, j, m, hit, pushed, dims = ip->dims;
 
 	if (ip->n_obstacles == 0) {
 		bounds_apply(ip->box, p, vel);
@@ -34,11 +70,18 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		v[k] = vel[k];
 	}
 	/* A bounce can send the rest of the move into another obstacle:
-	 * follow it a few times from each point of impact. */
+	 * follow it a few times from each point of impact. Each time the
+	 * first obstacle the move hits, in index order; only those near the
+	 * move can (integrate_obstacles_in), the others would all miss. */
 	for (pass = 0; pass < 8; pass++) {
+		for (k = 0; k < dims; k++) {
+			lo[k] = fmin(p0[k], p[k]);
+			hi[k] = fmax(p0[k], p[k]);
+		}
+		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
 		hit = 0;
-		for (i = 0; i < ip->n_obstacles && !hit; i++)
-			hit = obstacle_collide(&ip->obstacles[i], dims, p0, p, v);
+		for (j = 0; j < m && !hit; j++)
+			hit = obstacle_collide(&ip->obstacles[near ? near[j] : j], dims, p0, p, v);
 		if (!hit)
 			break;
 	}
@@ -47,38 +90,45 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	bounds_apply(ip->box, p, vel);
 	/* Whatever the walls, a corner, rounding to binary32 or a flock that
 	 * started inside did: a boid left inside goes to the nearest surface,
-	 * just outside, moving out of it. */
-	for (i = 0; i < ip->n_obstacles; i++) {
-		double q[3], pf[3] = {0, 0, 0}, n[3] = {0, 0, 0}, len = 0, vn = 0, scale = 1;
-		int inside;
+	 * just outside, moving out of it. The first obstacle it is inside of,
+	 * in index order (only those at its point can hold it); pushed out of
+	 * one, maybe into another: check again. */
+	do {
+		double pf[3] = {0, 0, 0};
 
 		for (k = 0; k < dims; k++)
 			pf[k] = (float)p[k];
-		obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
-		if (!inside)
-			continue;
-		for (k = 0; k < dims; k++) {
-			n[k] = q[k] - pf[k];
-			len += n[k] * n[k];
-			scale = fmax(scale, fabs(q[k]));
+		m = integrate_obstacles_in(ip, pf, pf, buf, &near);
+		pushed = 0;
+		for (j = 0; j < m && !pushed; j++) {
+			double q[3], n[3] = {0, 0, 0}, len = 0, vn = 0, scale = 1;
+			int inside;
+
+			i = near ? near[j] : j;
+			obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
+			if (!inside)
+				continue;
+			for (k = 0; k < dims; k++) {
+				n[k] = q[k] - pf[k];
+				len += n[k] * n[k];
+				scale = fmax(scale, fabs(q[k]));
+			}
+			len = sqrt(len);
+			if (len == 0.0) {
+				n[0] = 1.0;
+				len = 1.0;
+			}
+			for (k = 0; k < dims; k++) {
+				n[k] /= len;
+				p[k] = q[k] + n[k] * 1e-5 * scale;
+				vn += (double)vel[k] * n[k];
+			}
+			if (vn < 0)
+				for (k = 0; k < dims; k++)
+					vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
+			pushed = 1;
 		}
-		len = sqrt(len);
-		if (len == 0.0) {
-			n[0] = 1.0;
-			len = 1.0;
-		}
-		for (k = 0; k < dims; k++) {
-			n[k] /= len;
-			p[k] = q[k] + n[k] * 1e-5 * scale;
-			vn += (double)vel[k] * n[k];
-		}
-		if (vn < 0)
-			for (k = 0; k < dims; k++)
-				vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
-		i = -1; /* pushed out of one, maybe into another: check all again */
-		if (++pass > 64)
-			break;
-	}
+	} while (pushed && ++pass <= 64);
 }
 
 void integrate_boid(const struct integrate_params *ip, const double acc[3],

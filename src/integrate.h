@@ -3,10 +3,10 @@
 #ifndef BOIDSIM_INTEGRATE_H
 #define BOIDSIM_INTEGRATE_H
 
+#include <stdint.h>
 #include "bounds.h"
+#include "obstacles.h"
 #include "scenario.h"
-
-struct obstacle;
 
 struct integrate_params {
 	int dims;
@@ -14,6 +14,9 @@ struct integrate_params {
 	const struct bounds *box;
 	int n_obstacles;
 	const struct obstacle *obstacles;
+	/* Their spatial index (obstacles.h), shared and never freed; NULL:
+	 * every boid tests every obstacle. */
+	const struct obstacle_index *obstacle_index;
 };
 
 /* After a move from pos to p (double) with velocity vel: bounce off every
@@ -24,6 +27,20 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 
 void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
 			   const struct bounds *box);
+
+/* The obstacles that may matter inside the box [lo, hi]: a superset, in
+ * increasing index order, of those whose own tests (obstacle_nearest within
+ * a distance, obstacle_collide) can succeed there. Returns how many; *list
+ * holds their indices, or is NULL when they are all the obstacles, 0 to
+ * n_obstacles - 1. buf is the caller's scratch (the function keeps none),
+ * so any number of threads may call it at once. */
+int integrate_obstacles_in(const struct integrate_params *ip, const double lo[3],
+			   const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
+			   const uint16_t **list);
+
+/* Those within distance r of a boid at pos, or that it is inside of. */
+int integrate_obstacles_near(const struct integrate_params *ip, const float pos[3], double r,
+			     uint16_t buf[OBSTACLE_QUERY_MAX], const uint16_t **list);
 
 /* v' = v + a dt, |v'| clamped to [speed.min, smax] (smax: the boid's own
  * largest speed, speed.max unless speeds vary; a zero v' keeps the heading

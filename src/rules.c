@@ -350,10 +350,17 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 	if (p->w_bounds != 0.0 && containment(p, pos, desired))
 		add_rule(p, p->w_bounds, desired, vel, smax, acc);
 	/* Obstacles within radii.avoid: steer away from the nearest surface
-	 * point (Reynolds 1999, "obstacle avoidance"), weight weights.avoid. */
-	for (k = 0; k < p->ip.n_obstacles; k++)
-		if (avoid_direction(p, k, pos, desired))
-			add_rule(p, p->w_avoid, desired, vel, smax, acc);
+	 * point (Reynolds 1999, "obstacle avoidance"), weight weights.avoid.
+	 * In index order; only those the index finds near can be that close. */
+	if (p->ip.n_obstacles > 0) {
+		uint16_t buf[OBSTACLE_QUERY_MAX];
+		const uint16_t *near;
+		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
+
+		for (j = 0; j < m; j++)
+			if (avoid_direction(p, near ? near[j] : j, pos, desired))
+				add_rule(p, p->w_avoid, desired, vel, smax, acc);
+	}
 	/* Attractors steer toward themselves with weight strength, repellers
 	 * (strength < 0) away, within their range. */
 	for (k = 0; k < p->n_attractors; k++) {
@@ -392,15 +399,21 @@ static void simple_acceleration(const struct rules_params *p, const struct rules
 		if (near)
 			acc[k] += p->w_bounds * wall[k];
 	}
-	for (i = 0; i < p->ip.n_obstacles; i++) {
-		double n2 = 0.0;
+	if (p->ip.n_obstacles > 0) {
+		uint16_t buf[OBSTACLE_QUERY_MAX];
+		const uint16_t *near;
+		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
 
-		if (!avoid_direction(p, i, pos, off))
-			continue;
-		for (k = 0; k < p->dims; k++)
-			n2 += off[k] * off[k];
-		for (k = 0; k < p->dims; k++)
-			acc[k] += p->w_avoid * off[k] / sqrt(n2);
+		for (j = 0; j < m; j++) {
+			double n2 = 0.0;
+
+			if (!avoid_direction(p, near ? near[j] : j, pos, off))
+				continue;
+			for (k = 0; k < p->dims; k++)
+				n2 += off[k] * off[k];
+			for (k = 0; k < p->dims; k++)
+				acc[k] += p->w_avoid * off[k] / sqrt(n2);
+		}
 	}
 	for (i = 0; i < p->n_attractors; i++) {
 		double n2 = 0.0;
