@@ -1,0 +1,371 @@
+/* check_obstacles.c: the obstacle index. Its candidates must include every
+ * obstacle whose own tests can succeed (avoidance within a radius, being
+ * inside, a swept collision), in increasing order, so that runs with and
+ * without it are bit-identical; checked against brute force on random
+ * obstacles and random points and moves, many of them grazing a surface. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "check_suites.h"
+#include "integrate.h"
+#include "obstacles.h"
+#include "rules.h"
+
+/* splitmix64: the same numbers on every platform */
+static uint64_t rnd_state;
+
+static uint64_t rnd_next(void)
+{
+	uint64_t z = (rnd_state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static double uni(double lo, double hi)
+{
+	return lo + (hi - lo) * ((double)(rnd_next() >> 11) * 0x1.0p-53);
+}
+
+static int pick(int n)
+{
+	return (int)(rnd_next() % (uint64_t)n);
+}
+
+/* n obstacles in [0, 100]^dims: mostly small, a few large, of every kind
+ * (segments in 2D only), some axis-aligned segments and some that share
+ * endpoints, as in mazes and polylines. */
+static void random_obstacles(struct obstacle *o, int n, int dims)
+{
+	int i, d;
+
+	for (i = 0; i < n; i++) {
+		int kind = pick(dims == 2 ? 3 : 2);
+		double size = pick(20) == 0 ? uni(5, 30) : uni(0.05, 3);
+
+		memset(&o[i], 0, sizeof o[i]);
+		o[i].kind = kind == 0 ? OBSTACLE_SPHERE : kind == 1 ? OBSTACLE_BOX :
+			    OBSTACLE_SEGMENT;
+		for (d = 0; d < dims; d++)
+			o[i].a[d] = uni(0, 100);
+		switch (o[i].kind) {
+		case OBSTACLE_SPHERE:
+			o[i].radius = size;
+			break;
+		case OBSTACLE_BOX:
+			for (d = 0; d < dims; d++)
+				o[i].b[d] = o[i].a[d] + uni(0.01, size);
+			break;
+		case OBSTACLE_SEGMENT:
+			if (i > 0 && o[i - 1].kind == OBSTACLE_SEGMENT && pick(2))
+				memcpy(o[i].a, o[i - 1].b, sizeof o[i].a); /* a polyline */
+			if (pick(3) == 0) { /* axis-aligned, as in a maze */
+				memcpy(o[i].b, o[i].a, sizeof o[i].b);
+				o[i].b[pick(2)] += pick(2) ? size : -size;
+			} else {
+				double t = uni(0, 6.283185307179586);
+
+				o[i].b[0] = o[i].a[0] + size * cos(t);
+				o[i].b[1] = o[i].a[1] + size * sin(t);
+			}
+			break;
+		}
+	}
+}
+
+/* A point on or near obstacle o's surface (or anywhere, now and then). */
+static void near_point(const struct obstacle *o, int dims, double eps, double x[3])
+{
+	double q[3];
+	int d, inside;
+
+	x[0] = x[1] = x[2] = 0.0;
+	if (pick(8) == 0) {
+		for (d = 0; d < dims; d++)
+			x[d] = uni(-20, 120);
+		return;
+	}
+	switch (o->kind) {
+	case OBSTACLE_SPHERE:
+		for (d = 0; d < dims; d++)
+			x[d] = o->a[d] + uni(-2, 2) * o->radius;
+		break;
+	case OBSTACLE_BOX:
+		for (d = 0; d < dims; d++)
+			x[d] = pick(3) == 0 ? (pick(2) ? o->a[d] : o->b[d]) :
+			       uni(o->a[d], o->b[d]);
+		break;
+	case OBSTACLE_SEGMENT: {
+		double t = pick(4) == 0 ? (double)pick(2) : uni(0, 1);
+
+		for (d = 0; d < dims; d++)
+			x[d] = o->a[d] + t * (o->b[d] - o->a[d]);
+		break;
+	}
+	}
+	/* onto the surface, then off it by a little or a lot */
+	obstacle_nearest(o, dims, x, q, &inside);
+	for (d = 0; d < dims; d++)
+		x[d] = (pick(4) == 0 ? x[d] : q[d]) + (pick(2) ? uni(-eps, eps) : 0.0);
+}
+
+/* Whether the index's answer for [lo, hi] holds every obstacle in must[]
+ * (flags), in strictly increasing order; counts its candidates. */
+static void check_candidates(const struct obstacle_index *ix, int n, const double lo[3],
+			     const double hi[3], const unsigned char *must, const char *what,
+			     long *total, long *queries)
+{
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *list;
+	int m = obstacle_index_query(ix, lo, hi, buf, &list), j, i, prev = -1;
+
+	if (m < -1)
+		ck_abort_msg("%s: answer %d", what, m);
+	if (m < 0) { /* the caller tests them all */
+		*total += n;
+		++*queries;
+		return;
+	}
+	if (m > 0 && list == NULL)
+		ck_abort_msg("%s: no list", what);
+	for (j = 0; j < m; j++) {
+		if (!(list[j] > prev && list[j] < n))
+			ck_abort_msg("%s: candidates out of order", what);
+		prev = list[j];
+	}
+	/* (ck_assert costs a write per call: only on failure here) */
+	for (i = 0, j = 0; i < n; i++) {
+		while (j < m && list[j] < i)
+			j++;
+		if (must[i] && !(j < m && list[j] == i))
+			ck_abort_msg("%s: obstacle %d matters but is not a candidate of "
+				     "[%.17g, %.17g] x [%.17g, %.17g]", what, i, lo[0], hi[0],
+				     lo[1], hi[1]);
+	}
+	*total += m;
+	++*queries;
+}
+
+/* Random obstacles and random queries: avoidance within a radius (below,
+ * at and above the index's reach), being inside, and moves of every length
+ * up to a few reaches, aimed at obstacles or grazing them. */
+START_TEST(test_index_finds_every_obstacle_that_matters)
+{
+	enum { N = 1500, Q = 4000 };
+	static struct obstacle o[N];
+	static unsigned char must[N], in[N];
+	int dims = 2 + _i % 2, n = 200 + 400 * (_i / 2), t, i, d, hits = 0, close = 0;
+	double reach = (_i / 2) % 2 ? 0.5 : 2.0;
+	long cand = 0, queries = 0;
+	const struct obstacle_index *ix;
+
+	rnd_state = 1000 + (uint64_t)_i;
+	random_obstacles(o, n, dims);
+	ix = obstacle_index_get(o, n, dims, reach);
+	ck_assert_ptr_nonnull(ix);
+	for (t = 0; t < Q; t++) {
+		const struct obstacle *target = &o[pick(n)];
+		double x[3], lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+		double r = t % 4 == 0 ? 0.0 : t % 4 == 1 ? reach : t % 4 == 2 ? uni(0, reach) :
+			   uni(reach, 4 * reach);
+		double p0[3], p1[3], dir[3] = {0, 0, 0}, len;
+		char what[64];
+
+		/* avoidance: avoid_direction's test in rules.c; inside: integrate_finish's */
+		near_point(target, dims, pick(2) ? 1e-9 : r + 0.5, x);
+		for (i = 0; i < n; i++) {
+			double q[3], d2 = 0.0;
+			int inside;
+
+			obstacle_nearest(&o[i], dims, x, q, &inside);
+			for (d = 0; d < dims; d++)
+				d2 += (inside ? q[d] - x[d] : x[d] - q[d]) *
+				      (inside ? q[d] - x[d] : x[d] - q[d]);
+			must[i] = d2 > 0.0 && (inside || d2 <= r * r);
+			in[i] = (unsigned char)inside;
+			close += must[i];
+		}
+		for (d = 0; d < dims; d++) {
+			lo[d] = x[d] - r;
+			hi[d] = x[d] + r;
+		}
+		snprintf(what, sizeof what, "dims %d, query %d, within %g", dims, t, r);
+		check_candidates(ix, n, lo, hi, must, what, &cand, &queries);
+		check_candidates(ix, n, x, x, in, "inside", &cand, &queries);
+
+		/* a move from near a surface: through it, along it, or past it */
+		len = t % 3 == 0 ? uni(0, reach) : t % 3 == 1 ? uni(0, 2 * reach) :
+		      uni(0, 6 * reach);
+		near_point(target, dims, pick(2) ? 1e-7 : 0.5, p0);
+		for (d = 0; d < dims; d++)
+			dir[d] = uni(-1, 1);
+		if (target->kind == OBSTACLE_SPHERE && pick(2)) {
+			/* tangent to the sphere at p0's nearest point, +-tiny */
+			double nrm[3] = {0, 0, 0}, dn = 0.0, n2 = 0.0;
+
+			for (d = 0; d < dims; d++) {
+				nrm[d] = p0[d] - target->a[d];
+				n2 += nrm[d] * nrm[d];
+			}
+			for (d = 0; d < dims; d++)
+				dn += dir[d] * nrm[d];
+			for (d = 0; d < dims && n2 > 0.0; d++)
+				dir[d] -= dn / n2 * nrm[d];
+			for (d = 0; d < dims; d++)
+				p0[d] -= dir[d] * len / 2;
+		}
+		if (pick(2)) /* aimed at the obstacle's surface */
+			for (d = 0; d < dims; d++)
+				dir[d] = x[d] - p0[d] + uni(-1e-6, 1e-6);
+		{
+			double l2 = 0.0;
+
+			for (d = 0; d < dims; d++)
+				l2 += dir[d] * dir[d];
+			for (d = 0; d < dims; d++)
+				p1[d] = p0[d] + (l2 > 0.0 ? dir[d] * len / sqrt(l2) : 0.0);
+			p1[2] = dims == 3 ? p1[2] : 0.0;
+			p0[2] = dims == 3 ? p0[2] : 0.0;
+		}
+		for (i = 0; i < n; i++) {
+			double a[3], b[3], v[3] = {1, 0.5, 0.25};
+
+			memcpy(a, p0, sizeof a);
+			memcpy(b, p1, sizeof b);
+			must[i] = (unsigned char)obstacle_collide(&o[i], dims, a, b, v);
+			hits += must[i];
+		}
+		for (d = 0; d < dims; d++) {
+			lo[d] = fmin(p0[d], p1[d]);
+			hi[d] = fmax(p0[d], p1[d]);
+		}
+		snprintf(what, sizeof what, "dims %d, move %d, length %g", dims, t, len);
+		check_candidates(ix, n, lo, hi, must, what, &cand, &queries);
+	}
+	/* the cases must really come close, and the index must really prune */
+	ck_assert_msg(hits > Q / 20 && close > Q / 4, "only %d hits, %d near", hits, close);
+	ck_assert_msg(cand < queries * (long)n / 8, "%g candidates per query of %d obstacles",
+		      (double)cand / (double)queries, n);
+}
+END_TEST
+
+/* Far away, the answer is empty; non-finite, it is "all of them". */
+START_TEST(test_index_edges)
+{
+	static struct obstacle o[64];
+	double far[3] = {1e6, 1e6, 0}, nan3[3] = {NAN, 0, 0}, inf3[3] = {INFINITY, 1, 1};
+	double lo[3] = {-1e300, -1e300, -1e300}, hi[3] = {1e300, 1e300, 1e300};
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *list;
+	const struct obstacle_index *ix;
+	int i, m;
+
+	rnd_state = 7;
+	random_obstacles(o, 64, 2);
+	ix = obstacle_index_get(o, 64, 2, 1.0);
+	ck_assert_ptr_nonnull(ix);
+	ck_assert_int_eq(obstacle_index_query(ix, far, far, buf, &list), 0);
+	ck_assert_int_eq(obstacle_index_query(ix, nan3, nan3, buf, &list), -1);
+	ck_assert_int_eq(obstacle_index_query(ix, inf3, inf3, buf, &list), -1);
+	ck_assert_int_eq(obstacle_index_query(NULL, far, far, buf, &list), -1);
+	/* everything: all 64, in order (or -1) */
+	m = obstacle_index_query(ix, lo, hi, buf, &list);
+	ck_assert(m == -1 || m == 64);
+	for (i = 0; m == 64 && i < 64; i++)
+		ck_assert_int_eq(list[i], i);
+}
+END_TEST
+
+/* One index per set of obstacles, shared (a scenario and its stages);
+ * none below OBSTACLE_INDEX_MIN. */
+START_TEST(test_index_shared)
+{
+	static struct obstacle o[100], copy[100];
+	const struct obstacle_index *a, *b, *c;
+
+	rnd_state = 11;
+	random_obstacles(o, 100, 3);
+	memcpy(copy, o, sizeof copy);
+	a = obstacle_index_get(o, 100, 3, 1.0);
+	b = obstacle_index_get(copy, 100, 3, 5.0);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_eq(a, b);
+	copy[50].a[0] = nextafter(copy[50].a[0], 1e9);
+	c = obstacle_index_get(copy, 100, 3, 1.0);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_ne(a, c);
+	ck_assert_ptr_null(obstacle_index_get(o, OBSTACLE_INDEX_MIN - 1, 3, 1.0));
+}
+END_TEST
+
+/* The whole update of a boid (avoidance in the rules, swept collisions and
+ * push-out in the integrator) gives the same bits with and without the
+ * index, for boids all over a scenario with many obstacles. */
+static const char *const SAME_CASES[][2] = {
+	{"scenarios/obstacles/maze2d.json", "model=reynolds"},
+	{"scenarios/obstacles/maze2d.json", "model=simple"},
+	{"scenarios/obstacles/forest2d.json", "radii.avoid=6"}, /* beyond the reach */
+	{"scenarios/obstacles/forest3d.json", "model=reynolds"},
+	{"scenarios/obstacles/forest3d.json", "speed.max=7"},   /* long moves */
+};
+
+START_TEST(test_index_same_updates)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct util_err err = {{0}};
+	struct scenario_override ov = {SAME_CASES[_i][1], NULL};
+	const struct obstacle_index *ix;
+	int t, d, dims, moved = 0;
+
+	ck_assert_msg(scenario_load_file(test_srcfile(SAME_CASES[_i][0]), &ov, 1, &sc, &err) == 0,
+		      "%s", err.msg);
+	rules_params_init(&rp, &sc);
+	ix = rp.ip.obstacle_index;
+	ck_assert_ptr_nonnull(ix);
+	dims = sc.dims;
+	rnd_state = 99 + (uint64_t)_i;
+	for (t = 0; t < 5000; t++) {
+		struct rules_acc a;
+		float pos[3] = {0, 0, 0}, vel[3] = {0, 0, 0};
+		float p1[3] = {0, 0, 0}, v1[3] = {0, 0, 0}, p2[3] = {0, 0, 0}, v2[3] = {0, 0, 0};
+		double x[3];
+
+		near_point(&sc.obstacles[pick(sc.n_obstacles)], dims, 2.0, x);
+		rules_acc_init(&a);
+		for (d = 0; d < dims; d++) {
+			pos[d] = (float)fmin(fmax(x[d], sc.bmin[d]), sc.bmax[d]);
+			vel[d] = (float)uni(-sc.speed_max, sc.speed_max);
+			a.coh[d] = (float)uni(-1, 1);
+		}
+		a.n_coh = (uint32_t)pick(2);
+		rp.ip.obstacle_index = ix;
+		rules_update(&rp, &a, (uint32_t)t, 1, pos, vel, p1, v1);
+		rp.ip.obstacle_index = NULL;
+		rules_update(&rp, &a, (uint32_t)t, 1, pos, vel, p2, v2);
+		if (memcmp(p1, p2, sizeof p1) != 0 || memcmp(v1, v2, sizeof v1) != 0)
+			ck_abort_msg("%s (%s): boid at (%.9g, %.9g, %.9g) moves differently with the "
+				     "index", SAME_CASES[_i][0], SAME_CASES[_i][1], pos[0], pos[1],
+				     pos[2]);
+		moved += p1[0] != pos[0];
+	}
+	ck_assert_int_gt(moved, 250);
+	scenario_free(&sc);
+}
+END_TEST
+
+Suite *obstacles_suite(void)
+{
+	Suite *s = suite_create("obstacles");
+	TCase *tc = tcase_create("index");
+
+	tcase_add_loop_test(tc, test_index_finds_every_obstacle_that_matters, 0, 8);
+	tcase_add_test(tc, test_index_edges);
+	tcase_add_test(tc, test_index_shared);
+	tcase_add_loop_test(tc, test_index_same_updates, 0,
+			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
