@@ -37,10 +37,12 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 #endif
 	if (g->threads < 1)
 		g->threads = 1;
-	if (!(g->cell_start = util_alloc(g->max_cells + 1, sizeof(uint32_t), err)) ||
-	    !(g->cell_of = util_alloc(n, sizeof(uint32_t), err)) ||
-	    !(g->key = util_alloc(n, sizeof(uint64_t), err)) ||
-	    !(g->hist = util_alloc(g->max_cells, sizeof(uint32_t) * (size_t)g->threads, err))) {
+	/* Sized for the most cells, but only the cells in use are written
+	 * (each step, before they are read), so only those are resident. */
+	if (!(g->cell_start = util_alloc_raw(g->max_cells + 1, sizeof(uint32_t), err)) ||
+	    !(g->key = util_alloc(n, sizeof(uint32_t), err)) ||
+	    !(g->hist = util_alloc_raw(g->max_cells, sizeof(uint32_t) * (size_t)g->threads,
+				       err))) {
 		grid_free(g);
 		return -1;
 	}
@@ -55,7 +57,6 @@ double grid_cell_min(const struct scenario *sc)
 void grid_free(struct grid *g)
 {
 	util_free(g->cell_start);
-	util_free(g->cell_of);
 	util_free(g->key);
 	util_free(g->hist);
 	memset(g, 0, sizeof *g);
@@ -147,29 +148,26 @@ static inline size_t cell_of_slot(const struct grid *g, const struct flock *f, s
 	return c;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Sorts one cell's slots by the ids they hold. Boids that stayed in their
+ * cell are already in order, so the final gap (insertion sort) is nearly
+ * linear; the larger gaps (Ciura's sequence, a Shell sort) keep the dense
+ * cells of a clustered flock from going quadratic. Ids are unique, so the
+ * result does not depend on the method. */
+static void sort_cell(uint32_t *k, size_t m, const uint32_t *id)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	static const size_t GAPS[] = {701, 301, 132, 57, 23, 10, 4, 1};
+	size_t gi, i, j;
 
-	return (x > y) - (x < y);
-}
+	for (gi = 0; gi < sizeof GAPS / sizeof GAPS[0]; gi++) {
+		const size_t h = GAPS[gi];
 
-/* Sorts one cell's keys. Boids that stayed in their cell are already in
- * order, so insertion sort is nearly linear for small cells. */
-static void sort_cell(uint64_t *k, size_t m)
-{
-	size_t i, j;
+		for (i = h; i < m; i++) {
+			uint32_t v = k[i], vid = id[v];
 
-	if (m > 32) {
-		qsort(k, m, sizeof *k, cmp_u64);
-		return;
-	}
-	for (i = 1; i < m; i++) {
-		uint64_t v = k[i];
-
-		for (j = i; j > 0 && k[j - 1] > v; j--)
-			k[j] = k[j - 1];
-		k[j] = v;
+			for (j = i; j >= h && id[k[j - h]] > vid; j -= h)
+				k[j] = k[j - h];
+			k[j] = v;
+		}
 	}
 }
 
@@ -196,11 +194,8 @@ void grid_build(struct grid *g, struct flock *f)
 		hi = n * (size_t)(t + 1) / (size_t)nt;
 		h = g->hist + (size_t)t * ncells;
 		memset(h, 0, ncells * sizeof *h);
-		for (i = lo; i < hi; i++) {
-			c = cell_of_slot(g, f, i);
-			g->cell_of[i] = (uint32_t)c;
-			h[c]++;
-		}
+		for (i = lo; i < hi; i++)
+			h[cell_of_slot(g, f, i)]++;
 		#pragma omp barrier
 		#pragma omp single
 		{
@@ -218,25 +213,27 @@ void grid_build(struct grid *g, struct flock *f)
 			}
 			g->cell_start[ncells] = start;
 		}
+		/* The cell again rather than stored: cheaper than 4 bytes per boid
+		 * of memory traffic. */
 		for (i = lo; i < hi; i++) {
-			uint32_t dest = h[g->cell_of[i]]++;
+			uint32_t dest = h[cell_of_slot(g, f, i)]++;
 
-			g->key[dest] = ((uint64_t)f->id[i] << 32) | (uint64_t)i;
+			g->key[dest] = (uint32_t)i;
 		}
 		#pragma omp barrier
 		#pragma omp for schedule(dynamic, 256)
 		for (c = 0; c < ncells; c++)
 			sort_cell(g->key + g->cell_start[c],
-				  g->cell_start[c + 1] - g->cell_start[c]);
+				  g->cell_start[c + 1] - g->cell_start[c], f->id);
 		#pragma omp for schedule(static)
 		for (i = 0; i < n; i++) {
-			size_t src = (size_t)(g->key[i] & 0xFFFFFFFFu);
+			size_t src = g->key[i];
 
 			for (d = 0; d < dims; d++) {
 				f->pos_next[d][i] = f->pos[d][src];
 				f->vel_next[d][i] = f->vel[d][src];
 			}
-			f->id_next[i] = (uint32_t)(g->key[i] >> 32);
+			f->id_next[i] = f->id[src];
 		}
 	}
 	flock_swap(f, 1);

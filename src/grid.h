@@ -35,8 +35,7 @@ struct grid {
 	size_t ncells;
 	/* Boids of cell c are slots cell_start[c] .. cell_start[c+1]-1. */
 	uint32_t *cell_start;    /* max_cells + 1 */
-	uint32_t *cell_of;       /* per boid, in the previous order */
-	uint64_t *key;           /* per boid: id << 32 | previous slot */
+	uint32_t *key;           /* per slot of the new order: the previous slot */
 	uint32_t *hist;          /* threads x max_cells counts */
 	int threads;
 };

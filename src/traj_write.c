@@ -428,9 +428,10 @@ static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
 /* Fills T[a, e) where it falls in the planes: byte b of each value (the
  * float32 bits, XOR the previous frame's for a delta frame; or the
  * zigzag difference for a lossy frame), in id order, plane after plane. */
-static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int delta)
+static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int delta,
+			unsigned char *dst)
 {
-	size_t n = (size_t)w->count, end = w->tbase + (size_t)w->nplanes * n;
+	size_t n = (size_t)w->count, end = w->tbase + (size_t)w->nplanes * n, a0 = a;
 
 	if (a < w->tbase)
 		a = w->tbase;
@@ -438,7 +439,7 @@ static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int del
 		e = end;
 	while (a < e) {
 		size_t j = (a - w->tbase) / n, i0 = (a - w->tbase) % n, i1, i;
-		unsigned char *out = w->tbuf + a - i0;
+		unsigned char *out = dst + (a - a0) - i0; /* out[i0] is byte a */
 		int f = w->planes[j].f, sh = 8 * w->planes[j].b;
 
 		i1 = i0 + (e - a) < n ? i0 + (e - a) : n;
@@ -575,8 +576,6 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 			}
 		w->tbase = 0;
 		w->tlen = (size_t)w->nplanes * n;
-		if (util_reserve(&w->tbuf, &w->tcap, w->tlen, err) != 0)
-			return -1;
 	}
 	nchunks = (w->tlen + w->chunk - 1) / w->chunk;
 	if (nchunks > UINT32_MAX) {
@@ -585,10 +584,16 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 	}
 	w->zstride = compressBound(w->chunk < w->tlen ? w->chunk : w->tlen);
 	tab = 8 + 4 * nchunks;
-	if (util_reserve(&w->zbuf, &w->zcap, nchunks * w->zstride, err) != 0 ||
+	/* zbuf has room for the worst case of every chunk, but deflate writes
+	 * only the compressed bytes, so only those pages become resident. */
+	if (util_reserve_raw(&w->zbuf, &w->zcap, nchunks * w->zstride, err) != 0 ||
 	    util_reserve(&w->table, &w->table_cap, tab, err) != 0)
 		return -1;
 	if (reserve_streams(w, err) != 0)
+		return -1;
+	/* Lossless chunks are made from the fields as they are compressed,
+	 * in a chunk of scratch per thread, instead of a copy of the frame. */
+	if (!lossy && util_reserve_raw(&w->tbuf, &w->tcap, (size_t)w->nzs * w->chunk, err) != 0)
 		return -1;
 	if (nchunks > w->nchunk_cap) {
 		/* Per-chunk results. */
@@ -614,11 +619,19 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 		for (kk = 0; kk < nk; kk++) {
 			size_t lo = (size_t)kk * w->chunk;
 			size_t hi = lo + w->chunk < w->tlen ? lo + w->chunk : w->tlen;
-			unsigned char *out = w->zbuf + (size_t)kk * w->zstride;
+			unsigned char *out = w->zbuf + (size_t)kk * w->zstride, *in;
+			int tid = 0;
 
-			fill_planes(w, lo, hi, !key);
-			w->crc_rc[kk] = deflate_chunk(w, w->tbuf + lo, hi - lo, out, w->zstride,
-						      &w->clen[kk]);
+#ifdef _OPENMP
+			tid = omp_get_thread_num();
+#endif
+			if (tid >= w->nzs) { /* cannot happen: nzs is the most threads */
+				w->crc_rc[kk] = Z_MEM_ERROR;
+				continue;
+			}
+			in = lossy ? w->tbuf + lo : w->tbuf + (size_t)tid * w->chunk;
+			fill_planes(w, lo, hi, !key, in);
+			w->crc_rc[kk] = deflate_chunk(w, in, hi - lo, out, w->zstride, &w->clen[kk]);
 			if (w->crc_rc[kk] == Z_OK)
 				w->ccrc[kk] = crc32_z(0L, out, w->clen[kk]);
 		}

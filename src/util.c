@@ -45,7 +45,7 @@ int util_mul_size(size_t n, size_t size, size_t *out)
 	return 0;
 }
 
-void *util_alloc(size_t n, size_t size, struct util_err *err)
+static void *alloc_aligned(size_t n, size_t size, int zero, struct util_err *err)
 {
 	size_t bytes;
 	void *p = NULL;
@@ -62,8 +62,19 @@ void *util_alloc(size_t n, size_t size, struct util_err *err)
 		util_err_set(err, "out of memory allocating %zu bytes", bytes);
 		return NULL;
 	}
-	memset(p, 0, bytes);
+	if (zero)
+		memset(p, 0, bytes);
 	return p;
+}
+
+void *util_alloc(size_t n, size_t size, struct util_err *err)
+{
+	return alloc_aligned(n, size, 1, err);
+}
+
+void *util_alloc_raw(size_t n, size_t size, struct util_err *err)
+{
+	return alloc_aligned(n, size, 0, err);
 }
 
 void util_free(void *p)
@@ -71,19 +82,29 @@ void util_free(void *p)
 	free(p);
 }
 
-int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
+static int reserve(void *pp, size_t *cap, size_t n, int zero, struct util_err *err)
 {
 	void **p = pp, *np;
 
 	if (*p != NULL && *cap >= n)
 		return 0;
-	np = util_alloc(n, 1, err);
+	np = alloc_aligned(n, 1, zero, err);
 	if (np == NULL)
 		return -1;
 	util_free(*p);
 	*p = np;
 	*cap = n;
 	return 0;
+}
+
+int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err)
+{
+	return reserve(pp, cap, n, 1, err);
+}
+
+int util_reserve_raw(void *pp, size_t *cap, size_t n, struct util_err *err)
+{
+	return reserve(pp, cap, n, 0, err);
 }
 
 double util_seconds(void)

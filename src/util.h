@@ -35,9 +35,15 @@ int util_mul_size(size_t n, size_t size, size_t *out);
 void *util_alloc(size_t n, size_t size, struct util_err *err);
 void util_free(void *p);
 
+/* The same, not zeroed: for arrays that are always written before they are
+ * read. Pages never written are never resident, so an array sized for the
+ * worst case costs memory only for the part in use. */
+void *util_alloc_raw(size_t n, size_t size, struct util_err *err);
+
 /* Makes *pp (an aligned array from util_alloc, holding *cap bytes) at least
  * n bytes: kept when large enough, else replaced by a zeroed one. */
 int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err);
+int util_reserve_raw(void *pp, size_t *cap, size_t n, struct util_err *err);
 
 /* A monotonic clock in seconds, for timing only (never for results). */
 double util_seconds(void);
