@@ -7,6 +7,11 @@
 /* sin and cos of x for |x| <= 4 (radians), to within 1e-15 absolute. */
 void detmath_sincos(double x, double *s, double *c);
 
+/* The angle of (x, y) in radians, in [-pi, pi], as the C library's atan2
+ * to within 1e-15 absolute, except that a zero y counts as positive (so
+ * (-1, -0) gives pi) and (0, 0) gives 0. */
+double detmath_atan2(double y, double x);
+
 /* Natural logarithm of x > 0, to within 4e-16 relative. */
 double detmath_log(double x);
 

@@ -7,6 +7,7 @@
 #include "check_suites.h"
 #include "detmath.h"
 #include "metrics.h"
+#include "rng.h"
 #include "rules.h"
 #include "sim.h"
 
@@ -242,6 +243,44 @@ START_TEST(test_detmath)
 }
 END_TEST
 
+/* atan2 against the C library's, all round the circle and at every scale,
+ * on the axes, the diagonals and next to them. */
+START_TEST(test_detmath_atan2)
+{
+	static const double SPECIAL[][2] = {
+		{0, 1}, {1, 0}, {0, -1}, {-1, 0}, {1, 1}, {-1, 1}, {1, -1}, {-1, -1},
+		{1e-300, 1}, {1, 1e-300}, {-1e-300, -1}, {1e300, -1e-300},
+		{1, 0x1.fffffffffffffp-1}, {0x1.fffffffffffffp-1, 1}, {-3, 4}, {4, -3}};
+	double worst = 0, a;
+	uint32_t r[4];
+	size_t i;
+
+	for (i = 0; i < sizeof SPECIAL / sizeof SPECIAL[0]; i++)
+		worst = fmax(worst, fabs(detmath_atan2(SPECIAL[i][0], SPECIAL[i][1]) -
+					 atan2(SPECIAL[i][0], SPECIAL[i][1])));
+	for (i = 0; i < 200000; i++) {
+		double scale, x, y;
+
+		rng_draw4(1, RNG_NOISE, 0, (uint32_t)i, 77, r);
+		scale = ldexp(1.0, (int)(r[2] % 200) - 100);
+		x = (2.0 * rng_unit(r[0], 0) - 1.0) * scale;
+		y = (2.0 * rng_unit(r[1], 0) - 1.0) * scale;
+		worst = fmax(worst, fabs(detmath_atan2(y, x) - atan2(y, x)));
+	}
+	ck_assert_msg(worst < 1e-14, "atan2 off by %g", worst);
+	for (a = -3.14; a < 3.14; a += 1e-3) {
+		double s, c;
+
+		detmath_sincos(a, &s, &c);
+		worst = fmax(worst, fabs(detmath_atan2(s, c) - a));
+	}
+	ck_assert_msg(worst < 1e-14, "atan2(sin a, cos a) off by %g", worst);
+	ck_assert(detmath_atan2(0.0, 0.0) == 0.0);
+	ck_assert(detmath_atan2(0.0, -1.0) == DETMATH_PI);
+	ck_assert(detmath_atan2(-1e-30, -1.0) == -DETMATH_PI);
+}
+END_TEST
+
 /* Metrics of configurations whose values are known by construction. */
 START_TEST(test_metrics_known)
 {
@@ -329,6 +368,7 @@ Suite *models_suite(void)
 	tcase_add_test(tc, test_field_of_view);
 	tcase_add_loop_test(tc, test_turn_limit, 0, 3);
 	tcase_add_test(tc, test_detmath);
+	tcase_add_test(tc, test_detmath_atan2);
 	tcase_add_test(tc, test_metrics_known);
 	tcase_add_test(tc, test_unused_keys_noted);
 	suite_add_tcase(s, tc);
