@@ -24,23 +24,24 @@ static int usage_error(const char *cmd, const char *what, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* Frame buffers for r's count, 2*dims arrays. */
-static int alloc_fields(const struct traj_header *h, float *fields[6], struct util_err *err)
+/* Frame buffers for r's count, one per field. */
+static int alloc_fields(const struct traj_header *h, float *fields[TRAJ_FIELDS_MAX],
+			struct util_err *err)
 {
 	int f;
 
-	memset(fields, 0, 6 * sizeof *fields);
-	for (f = 0; f < 2 * h->dims; f++)
+	memset(fields, 0, TRAJ_FIELDS_MAX * sizeof *fields);
+	for (f = 0; f < h->fields; f++)
 		if (!(fields[f] = util_alloc((size_t)h->count, sizeof(float), err)))
 			return -1;
 	return 0;
 }
 
-static void free_fields(float *fields[6])
+static void free_fields(float *fields[TRAJ_FIELDS_MAX])
 {
 	int f;
 
-	for (f = 0; f < 6; f++)
+	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
 		util_free(fields[f]);
 }
 
@@ -52,7 +53,7 @@ static const char *format_title(enum traj_format f)
 
 /* Reads every frame of r; returns 0 at a clean end, -1 (err filled) at
  * the first damaged or cut frame. */
-static int read_all(struct traj_reader *r, float *fields[6], struct util_err *err)
+static int read_all(struct traj_reader *r, float *fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	uint64_t step;
 	int rc;
@@ -110,7 +111,7 @@ int cmd_info(int argc, char **argv)
 	struct util_err err = {{0}};
 	struct traj_reader *r;
 	const struct traj_header *h;
-	float *fields[6] = {0};
+	float *fields[TRAJ_FIELDS_MAX] = {0};
 	enum traj_status st;
 	int c, only_scenario = 0, rc, status = 1;
 	char digest[TRAJ_DIGEST_HEX];
@@ -161,6 +162,10 @@ int cmd_info(int argc, char **argv)
 	else
 		printf("format:      %s\n", format_title(h->format));
 	printf("dimensions:  %d\nboids:       %" PRIu64 "\n", h->dims, h->count);
+	printf("fields:      ");
+	for (c = 0; c < h->fields; c++)
+		printf("%s%s", c ? ", " : "", traj_field_name(h->dims, c));
+	printf("%s\n", h->has_hue ? " (hue in turns, from colour following)" : "");
 	if (h->format == TRAJ_BIN)
 		printf("seed:        %" PRIu64 "\n", h->seed);
 	printf("frames:      ");
@@ -182,7 +187,7 @@ int cmd_info(int argc, char **argv)
 	else
 		printf("%s\n", st == TRAJ_COMPLETE ? "complete" : "interrupted by a signal");
 	if (strcmp(argv[optind], "-") != 0 && stat(argv[optind], &sb) == 0) {
-		double raw = (double)traj_reader_frames(r) * (double)h->count * 2 * h->dims * 4;
+		double raw = (double)traj_reader_frames(r) * (double)h->count * h->fields * 4;
 
 		printf("size:        %lld bytes; frames hold %.0f bytes of float32 data (%.2fx)\n",
 		       (long long)sb.st_size, raw, sb.st_size > 0 ? raw / (double)sb.st_size : 0.0);
@@ -203,7 +208,7 @@ int cmd_verify(int argc, char **argv)
 	struct util_err err = {{0}};
 	struct traj_reader *r;
 	const struct traj_header *h;
-	float *fields[6] = {0};
+	float *fields[TRAJ_FIELDS_MAX] = {0};
 	enum traj_status st;
 	int rc, status = 1;
 
@@ -353,7 +358,7 @@ int cmd_convert(int argc, char **argv)
 	struct traj_reader *r = NULL;
 	struct traj_writer *w = NULL;
 	const struct traj_header *h;
-	float *in[6] = {0}, *sub[6] = {0};
+	float *in[TRAJ_FIELDS_MAX] = {0}, *sub[TRAJ_FIELDS_MAX] = {0};
 	uint32_t *ids = NULL;
 	size_t nids = 0, k;
 	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0, kf;
@@ -412,14 +417,14 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	for (f = 0; ids && f < 2 * h->dims; f++)
+	for (f = 0; ids && f < h->fields; f++)
 		if (!(sub[f] = util_alloc(nids, sizeof(float), &err))) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
-	w = traj_writer_open(out, fmt, h->dims, nids, h->seed, generator, h->scenario,
-			     TRAJ_ZLIB_LEVEL, 0.0, &err);
+	w = traj_writer_open(out, fmt, h->dims, h->has_hue, nids, h->seed, generator,
+			     h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
@@ -451,7 +456,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		if (!selected(step, sel))
 			continue;
-		for (f = 0; ids && f < 2 * h->dims; f++)
+		for (f = 0; ids && f < h->fields; f++)
 			for (k = 0; k < nids; k++)
 				sub[f][k] = in[f][ids[k]];
 		if (traj_write_frame(w, step, ids ? sub : in, &err) != 0) {

@@ -302,7 +302,7 @@ static const char *resume_source(const char *tmp, const char *final, int csv, ch
  * the run had never stopped. */
 static int copy_frames(const struct checkpoint_files *cf, const char *output,
 		       enum traj_format fmt, struct traj_writer *w, uint64_t before,
-		       float *const frame[6], struct util_err *err)
+		       float *const frame[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	char buf[4096];
 	const char *src = resume_source(cf->output_tmp, output, fmt != TRAJ_BIN, buf, sizeof buf);
@@ -423,7 +423,7 @@ static int run(struct options *o)
 	struct sim sim;
 	struct traj_writer *w = NULL;
 	enum traj_format fmt = TRAJ_BIN;
-	float *frame[6] = {0};
+	float *frame[TRAJ_FIELDS_MAX] = {0};
 	char *json = NULL, generator[64];
 	int status = 1, d, sim_ok = 0, tty, met_ok = 0;
 	struct checkpoint_files resumed = {0};
@@ -495,7 +495,7 @@ static int run(struct options *o)
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
-		w = traj_writer_open(o->output, fmt, sc.dims, sc.count, sc.seed, generator,
+		w = traj_writer_open(o->output, fmt, sc.dims, 0, sc.count, sc.seed, generator,
 				     json, sc.compression, sc.precision, &err);
 		if (w == NULL) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
@@ -606,7 +606,7 @@ out:
 	if (met_ok)
 		metrics_free(&met);
 	traj_writer_abort(w);
-	for (d = 0; d < 6; d++)
+	for (d = 0; d < TRAJ_FIELDS_MAX; d++)
 		util_free(frame[d]);
 	if (sim_ok)
 		sim_free(&sim);

@@ -25,6 +25,9 @@
 #define TRAJ_ZLIB_LEVEL 1                  /* default of output.compression */
 #define TRAJ_GENERATOR_MAX 4096
 #define TRAJ_SCENARIO_MAX (16u << 20)
+/* Fields per boid: positions and velocities (2 dims), then with colour
+ * following one more, the hue in turns; at most 7, in 3D with a hue. */
+#define TRAJ_FIELDS_MAX 7
 
 /* Frame codecs (the frame header's codec field). Key frames decode alone;
  * delta frames need the frame before them in the file decoded first. */
@@ -100,6 +103,10 @@ struct traj_index_entry {
 enum traj_format { TRAJ_BIN = 0, TRAJ_CSV, TRAJ_CSV_GZ };
 enum traj_status { TRAJ_COMPLETE = 0, TRAJ_INTERRUPTED = 1 };
 
+/* The names of the fields of a frame of dims dimensions, with or without
+ * a hue, as the CSV header has them: "x", "y", [ "z", ] "vx", ... "hue". */
+const char *traj_field_name(int dims, int field);
+
 /* "bin", "csv", "csv.gz" */
 int traj_format_parse(const char *name, enum traj_format *fmt);
 /* From a file name's extension: .bin, .csv, .csv.gz */
@@ -111,11 +118,12 @@ struct traj_writer;
 /* Opens PATH for writing ("-" is stdout). A regular file is written under a
  * temporary name in the same directory and renamed over PATH only by
  * traj_writer_close, so a failed run never replaces a good file.
+ * hue: 1 when every frame has the hue field after the velocities.
  * level: zlib level of binary frames (0 stores). precision: 0 writes the
  * float32 values losslessly; > 0 (at most TRAJ_PRECISION_MAX) quantises
  * binary frames to multiples of it, each value within precision/2. */
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
-				     int dims, uint64_t count, uint64_t seed,
+				     int dims, int hue, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
 				     int level, double precision, struct util_err *err);
 
@@ -125,10 +133,10 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 void traj_writer_set_chunk_size(struct traj_writer *w, uint32_t bytes);
 void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval);
 
-/* fields[0..dims-1] positions, fields[dims..2*dims-1] velocities, each
- * count floats in id order. */
-int traj_write_frame(struct traj_writer *w, uint64_t step, float *const fields[6],
-		     struct util_err *err);
+/* fields[0..dims-1] positions, fields[dims..2*dims-1] velocities, and
+ * with a hue fields[2*dims] the hue; each count floats in id order. */
+int traj_write_frame(struct traj_writer *w, uint64_t step,
+		     float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
 
 /* Ends the file (binary: the end record with status) and renames it into
  * place. An interrupted CSV cannot say so inside, so it is kept as
@@ -153,6 +161,8 @@ struct traj_header {
 	enum traj_format format;   /* TRAJ_BIN, TRAJ_CSV or TRAJ_CSV_GZ */
 	int version;               /* binary format version; 0 for CSV */
 	int dims;
+	int fields;                /* 2 dims, or 2 dims + 1 with a hue */
+	int has_hue;
 	uint64_t count;
 	uint64_t seed;             /* binary only */
 	uint32_t flags;
@@ -172,8 +182,8 @@ const struct traj_header *traj_reader_header(const struct traj_reader *r);
  * frame or the frame index, as a killed run leaves), -1 for a damaged or
  * cut frame. A frame index met on the way is checked against the frames
  * read. */
-int traj_read_frame(struct traj_reader *r, uint64_t *step, float *const fields[6],
-		    struct util_err *err);
+int traj_read_frame(struct traj_reader *r, uint64_t *step,
+		    float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
 
 /* Random access through the frame index at the end of a complete binary
  * file, which needs a regular file (not a pipe, not gzip'd). Returns 1 when
@@ -193,7 +203,7 @@ const struct traj_index_entry *traj_reader_index_entry(const struct traj_reader 
  * read this way are not in the digest, and traj_read_frame cannot be used
  * after it. */
 int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
-		       float *const fields[6], struct util_err *err);
+		       float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
 
 /* After traj_read_frame returned 0: whether an end record was found, and
  * its status. CSV has no end record. */
@@ -211,8 +221,9 @@ uint64_t traj_reader_last_step(const struct traj_reader *r);
 
 /* The content digest of the frames read so far: SHA-256 over, for each
  * frame, its step (u64 LE), its count (u32 LE) and its decoded float32
- * arrays (LE, field after field, id order), so it does not depend on the
- * file format, codec or compression level. 64 hex digits and a NUL. */
+ * arrays (LE, field after field, the hue too, id order), so it does not
+ * depend on the file format, codec or compression level. 64 hex digits
+ * and a NUL. */
 #define TRAJ_DIGEST_HEX 65
 void traj_reader_digest(const struct traj_reader *r, char hex[TRAJ_DIGEST_HEX]);
 

@@ -27,7 +27,7 @@ struct traj_reader {
 	const char *name;
 	char *path;         /* for random access; NULL for stdin */
 	struct traj_header h;
-	int nf;             /* fields: 2 * dims */
+	int nf;             /* fields: 2 * dims, + 1 with a hue */
 	size_t values;      /* count * nf */
 	/* Decoded frames, float32 little-endian as the digest takes them: the
 	 * one read last is buf[which]; delta frames decode from it. */
@@ -68,7 +68,7 @@ struct traj_reader {
 	char line[CSV_LINE_MAX];
 	int have_line;
 	uint64_t line_no;
-	float *first[6];
+	float *first[TRAJ_FIELDS_MAX];
 	uint64_t first_frame_step;
 	int first_pending;
 };
@@ -159,7 +159,7 @@ static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 
 	/* Every size derived from the count must fit, up to the largest lossy
 	 * stream (8 plane bytes and an exception per value). */
-	r->nf = 2 * r->h.dims;
+	r->nf = r->h.fields;
 	if (util_mul_size((size_t)r->h.count, (size_t)r->nf, &r->values) != 0 ||
 	    util_mul_size(r->values, 8 + TRAJ_QUANT_EXCEPTION, &most) != 0 ||
 	    most > SIZE_MAX / 2) {
@@ -204,12 +204,16 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 			     (unsigned)r->h.flags);
 		return -1;
 	}
-	if ((r->h.dims != 2 && r->h.dims != 3) || fields != (uint32_t)(2 * r->h.dims) ||
+	/* positions and velocities, and perhaps the hue */
+	if ((r->h.dims != 2 && r->h.dims != 3) ||
+	    (fields != (uint32_t)(2 * r->h.dims) && fields != (uint32_t)(2 * r->h.dims + 1)) ||
 	    r->h.count == 0 || r->h.count > UINT32_MAX || gl > TRAJ_GENERATOR_MAX ||
 	    jl > TRAJ_SCENARIO_MAX) {
 		util_err_set(err, "%s: damaged header", r->name);
 		return -1;
 	}
+	r->h.fields = (int)fields;
+	r->h.has_hue = r->h.fields > 2 * r->h.dims;
 	crc = crc32(0L, h, sizeof h);
 	if (!(r->h.generator = read_string(r, gl, &crc)) ||
 	    !(r->h.scenario = read_string(r, jl, &crc)) || read_exact(r, c, 4) != 1) {
@@ -263,7 +267,7 @@ static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *id, float 
 		     struct util_err *err)
 {
 	char *p = r->line, *end;
-	int f, nf = 2 * r->h.dims;
+	int f, nf = r->h.fields;
 
 	errno = 0;
 	*step = strtoull(p, &end, 10);
@@ -309,19 +313,24 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 		r->h.dims = 2;
 	else if (strcmp(r->line, "step,id,x,y,z,vx,vy,vz\n") == 0)
 		r->h.dims = 3;
+	else if (strcmp(r->line, "step,id,x,y,vx,vy,hue\n") == 0)
+		r->h.dims = 2, r->h.has_hue = 1;
+	else if (strcmp(r->line, "step,id,x,y,z,vx,vy,vz,hue\n") == 0)
+		r->h.dims = 3, r->h.has_hue = 1;
 	else {
 		util_err_set(err, "%s: not a boidsim trajectory (neither the binary format "
 			     "nor a boidsim CSV header)", r->name);
 		return -1;
 	}
+	r->h.fields = 2 * r->h.dims + r->h.has_hue;
 	if (!(r->h.generator = strdup("")) || !(r->h.scenario = strdup("")))
 		goto oom;
-	for (f = 0; f < 2 * r->h.dims; f++)
+	for (f = 0; f < r->h.fields; f++)
 		if (!(r->first[f] = malloc(cap * sizeof(float))))
 			goto oom;
 	while ((rc = csv_next_line(r, err)) == 1) {
 		uint64_t step, id;
-		float v[6];
+		float v[TRAJ_FIELDS_MAX];
 
 		if (csv_parse(r, &step, &id, v, err) != 0)
 			return -1;
@@ -337,7 +346,7 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 		r->first_frame_step = step;
 		if (n == cap) {
 			cap *= 2;
-			for (f = 0; f < 2 * r->h.dims; f++) {
+			for (f = 0; f < r->h.fields; f++) {
 				float *nb = realloc(r->first[f], cap * sizeof(float));
 
 				if (nb == NULL)
@@ -345,7 +354,7 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 				r->first[f] = nb;
 			}
 		}
-		for (f = 0; f < 2 * r->h.dims; f++)
+		for (f = 0; f < r->h.fields; f++)
 			r->first[f][n] = v[f];
 		n++;
 	}
@@ -363,11 +372,11 @@ oom:
 	return -1;
 }
 
-static int read_csv_frame(struct traj_reader *r, uint64_t *step, float *const fields[6],
-			  struct util_err *err)
+static int read_csv_frame(struct traj_reader *r, uint64_t *step,
+			  float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	size_t n = (size_t)r->h.count, k;
-	int f, nf = 2 * r->h.dims, rc;
+	int f, nf = r->h.fields, rc;
 
 	if (r->first_pending) {
 		r->first_pending = 0;
@@ -378,7 +387,7 @@ static int read_csv_frame(struct traj_reader *r, uint64_t *step, float *const fi
 	}
 	for (k = 0; k < n; k++) {
 		uint64_t s, id;
-		float v[6];
+		float v[TRAJ_FIELDS_MAX];
 
 		if (r->have_line) {
 			r->have_line = 0;
@@ -855,7 +864,7 @@ cut:
 }
 
 /* The frame read last, into the caller's arrays. */
-static void copy_out(const struct traj_reader *r, float *const fields[6])
+static void copy_out(const struct traj_reader *r, float *const fields[TRAJ_FIELDS_MAX])
 {
 	size_t n = (size_t)r->h.count;
 	const unsigned char *raw = r->buf[r->which];
@@ -876,8 +885,8 @@ static void copy_out(const struct traj_reader *r, float *const fields[6])
 	}
 }
 
-int traj_read_frame(struct traj_reader *r, uint64_t *step, float *const fields[6],
-		    struct util_err *err)
+int traj_read_frame(struct traj_reader *r, uint64_t *step,
+		    float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	size_t n = (size_t)r->h.count, i, off = 0;
 	int f, rc;
@@ -1020,7 +1029,7 @@ const struct traj_index_entry *traj_reader_index_entry(const struct traj_reader 
 }
 
 int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
-		       float *const fields[6], struct util_err *err)
+		       float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
 	uint64_t j, start;
@@ -1185,7 +1194,7 @@ void traj_reader_close(struct traj_reader *r)
 	free(r->path);
 	free(r->h.generator);
 	free(r->h.scenario);
-	for (f = 0; f < 6; f++)
+	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
 		free(r->first[f]);
 	util_free(r->buf[0]);
 	util_free(r->buf[1]);

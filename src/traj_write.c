@@ -25,7 +25,7 @@ struct plane {
 
 struct traj_writer {
 	enum traj_format fmt;
-	int dims, nf;      /* nf = 2 * dims fields */
+	int dims, nf;      /* nf = 2 * dims fields, + 1 with a hue */
 	uint64_t count;
 	FILE *fp;          /* binary and CSV */
 	gzFile gz;         /* gzip'd CSV */
@@ -50,7 +50,7 @@ struct traj_writer {
 	/* The transformed stream T of the frame, its planes, and the chunks. */
 	unsigned char *tbuf;
 	size_t tcap, tlen, tbase;
-	struct plane planes[6 * 8];
+	struct plane planes[TRAJ_FIELDS_MAX * 8];
 	int nplanes;
 	unsigned char *zbuf, *table;
 	size_t zstride, zcap, table_cap, nchunk_cap;
@@ -74,6 +74,14 @@ static const char *const CODEC_NAMES[TRAJ_CODECS] = {
 const char *traj_codec_name(uint32_t codec)
 {
 	return codec < TRAJ_CODECS ? CODEC_NAMES[codec] : "unknown";
+}
+
+static const char *const FIELD_NAMES[2][TRAJ_FIELDS_MAX] = {
+	{"x", "y", "vx", "vy", "hue"}, {"x", "y", "z", "vx", "vy", "vz", "hue"}};
+
+const char *traj_field_name(int dims, int field)
+{
+	return field >= 0 && field <= 2 * dims ? FIELD_NAMES[dims == 3][field] : "?";
 }
 
 static const char *const FORMAT_NAMES[] = {"bin", "csv", "csv.gz"};
@@ -191,7 +199,7 @@ static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *ge
 	traj_put_u32(h + 12, 0);
 	traj_put_u64(h + 16, w->count);
 	traj_put_u64(h + 24, seed);
-	traj_put_u32(h + 32, (uint32_t)(2 * w->dims));
+	traj_put_u32(h + 32, (uint32_t)w->nf);
 	traj_put_u32(h + 36, (uint32_t)gl);
 	traj_put_u32(h + 40, (uint32_t)jl);
 	crc = crc32(0L, h, sizeof h);
@@ -205,7 +213,7 @@ static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *ge
 }
 
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
-				     int dims, uint64_t count, uint64_t seed,
+				     int dims, int hue, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
 				     int level, double precision, struct util_err *err)
 {
@@ -223,7 +231,7 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	w->fmt = fmt;
 	w->level = level;
 	w->dims = dims;
-	w->nf = 2 * dims;
+	w->nf = 2 * dims + (hue ? 1 : 0);
 	w->count = count;
 	w->chunk = TRAJ_CHUNK_SIZE;
 	w->key_interval = TRAJ_KEY_INTERVAL;
@@ -295,8 +303,12 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		if (write_bin_header(w, seed, generator, scenario_json, err) != 0)
 			goto fail;
 	} else {
-		const char *hdr = dims == 3 ? "step,id,x,y,z,vx,vy,vz\n" : "step,id,x,y,vx,vy\n";
+		char hdr[64] = "step,id";
+		int f;
 
+		for (f = 0; f < w->nf; f++)
+			sprintf(hdr + strlen(hdr), ",%s", traj_field_name(dims, f));
+		strcat(hdr, "\n");
 		w->text_cap = 1 << 16;
 		if (!(w->text = malloc(w->text_cap))) {
 			util_err_set(err, "out of memory");
@@ -551,8 +563,8 @@ static int index_add(struct traj_writer *w, uint64_t step, uint32_t codec, uint3
 	return 0;
 }
 
-static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fields[6],
-			   struct util_err *err)
+static int write_bin_frame(struct traj_writer *w, uint64_t step,
+			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
 	size_t n = (size_t)w->count, nchunks, k, zlen, tab;
@@ -681,11 +693,11 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step, float *const fi
 	return 0;
 }
 
-static int write_csv_frame(struct traj_writer *w, uint64_t step, float *const fields[6],
-			   struct util_err *err)
+static int write_csv_frame(struct traj_writer *w, uint64_t step,
+			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	size_t n = (size_t)w->count, i, len = 0;
-	int f, nf = 2 * w->dims;
+	int f, nf = w->nf;
 
 	for (i = 0; i < n; i++) {
 		/* %.9g: every binary32 value reads back to the same bits. */
@@ -705,8 +717,8 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step, float *const fi
 	return put(w, w->text, len, err);
 }
 
-int traj_write_frame(struct traj_writer *w, uint64_t step, float *const fields[6],
-		     struct util_err *err)
+int traj_write_frame(struct traj_writer *w, uint64_t step,
+		     float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	int rc = w->fmt == TRAJ_BIN ? write_bin_frame(w, step, fields, err)
 				    : write_csv_frame(w, step, fields, err);

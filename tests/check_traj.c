@@ -55,14 +55,14 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	struct sim s;
 	struct util_err err;
 	struct traj_writer *w;
-	float *fields[6] = {0};
+	float *fields[TRAJ_FIELDS_MAX] = {0};
 	char *json;
 	int d;
 
 	load_ok(scen, &sc);
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
 	json = scenario_to_json(&sc);
-	w = traj_writer_open(path, fmt, sc.dims, sc.count, sc.seed, "boidsim test", json,
+	w = traj_writer_open(path, fmt, sc.dims, 0, sc.count, sc.seed, "boidsim test", json,
 			     o->level >= 0 ? o->level : sc.compression,
 			     o->precision > 0 ? o->precision : sc.precision, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
@@ -88,7 +88,7 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	}
 	if (w)
 		ck_assert_msg(traj_writer_close(w, TRAJ_COMPLETE, &err) == 0, "%s", err.msg);
-	for (d = 0; d < 6; d++)
+	for (d = 0; d < TRAJ_FIELDS_MAX; d++)
 		free(fields[d]);
 	free(json);
 	sim_free(&s);
@@ -125,7 +125,7 @@ START_TEST(test_bin_equals_csv)
 {
 	struct traj_reader *r;
 	struct util_err err;
-	float *f[6];
+	float *f[TRAJ_FIELDS_MAX];
 	uint64_t step;
 	FILE *csv;
 	char line[512];
@@ -219,7 +219,7 @@ static int count_frames(const char *path, int *rc_out, char *msg)
 {
 	struct traj_reader *r;
 	struct util_err err = {{0}};
-	float *f[6];
+	float *f[TRAJ_FIELDS_MAX];
 	uint64_t step;
 	int d, n = 0, rc;
 
@@ -301,15 +301,15 @@ static void load_frames(const char *path, struct frames *fr, int keep)
 {
 	struct util_err err = {{0}};
 	struct traj_reader *r = traj_reader_open(path, &err);
-	float *f[6] = {0};
+	float *f[TRAJ_FIELDS_MAX] = {0};
 	uint64_t step;
 	int d, rc;
 
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	memset(fr, 0, sizeof *fr);
 	fr->count = traj_reader_header(r)->count;
-	fr->nf = 2 * traj_reader_header(r)->dims;
-	fr->v = malloc(64 * 6 * fr->count * sizeof(float));
+	fr->nf = traj_reader_header(r)->fields;
+	fr->v = malloc(64 * TRAJ_FIELDS_MAX * fr->count * sizeof(float));
 	for (;;) {
 		ck_assert_int_lt(fr->n, 64);
 		for (d = 0; d < fr->nf; d++)
@@ -480,11 +480,11 @@ START_TEST(test_lossy_exceptions)
 	for (i = 0; i < sizeof precs / sizeof precs[0]; i++) {
 		struct traj_writer *w;
 		struct traj_reader *r;
-		float out[4][8], *fo[6], *fi[6];
+		float out[4][8], *fo[TRAJ_FIELDS_MAX], *fi[TRAJ_FIELDS_MAX];
 		uint64_t step;
 
 		/* 2D: x, y, vx, vy; rows 0-2 above, then row 0 again. */
-		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 8, 1, "test", "{}", 1,
+		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 0, 8, 1, "test", "{}", 1,
 				     precs[i], &err);
 		ck_assert_msg(w != NULL, "%s", err.msg);
 		traj_writer_set_key_interval(w, 3);
@@ -625,7 +625,7 @@ START_TEST(test_random_access)
 		struct frames seq;
 		struct traj_reader *r;
 		const struct traj_index_entry *e;
-		float *f[6];
+		float *f[TRAJ_FIELDS_MAX];
 		uint64_t step;
 		char msg[UTIL_ERR_MAX];
 		int rc;
@@ -729,7 +729,7 @@ START_TEST(test_version1_file)
 	struct traj_reader *r;
 	struct traj_writer *w;
 	struct util_err err;
-	float *f[6];
+	float *f[TRAJ_FIELDS_MAX];
 	int k, d;
 
 	make_dir();
@@ -741,7 +741,7 @@ START_TEST(test_version1_file)
 	ck_assert_uint_eq(traj_reader_codec_frames(v1.r, TRAJ_CODEC_ZLIB_F32), 5);
 	ck_assert_int_eq(traj_reader_indexed(v1.r), 0);
 	ck_assert_int_eq(traj_reader_load_index(v1.r, &err), 0);
-	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 50, 4, "test", "{}", 1, 0, &err);
+	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 0, 50, 4, "test", "{}", 1, 0, &err);
 	ck_assert_ptr_nonnull(w);
 	for (k = 0; k < v1.n; k++) {
 		for (d = 0; d < 4; d++)
@@ -756,6 +756,82 @@ START_TEST(test_version1_file)
 	traj_reader_close(r);
 	free_frames(&v1);
 	free_frames(&v2);
+	remove_dir();
+}
+END_TEST
+
+/* A hue field after the velocities (colour following): the header says
+ * 2 dims + 1 fields, CSV has a hue column, every format and codec keeps it
+ * (lossless bit for bit, with one digest; lossy within precision/2), and
+ * copying frames from one format to another keeps it too. */
+START_TEST(test_hue_field)
+{
+	static const char *const NAMES[] = {"h.bin", "h.csv", "h.csv.gz", "hl.bin", "copy.bin"};
+	static const enum traj_format FMTS[] = {TRAJ_BIN, TRAJ_CSV, TRAJ_CSV_GZ, TRAJ_BIN};
+	const int dims = 2 + _i, nf = 2 * dims + 1, n = 40, nframes = 7;
+	struct frames fr[5];
+	struct util_err err;
+	float *vals = malloc((size_t)nframes * nf * n * sizeof(float)), *f[TRAJ_FIELDS_MAX];
+	char line[80];
+	FILE *fp;
+	int k, d, i, j;
+
+	make_dir();
+	for (k = 0; k < nframes; k++)
+		for (d = 0; d < nf; d++)
+			for (i = 0; i < n; i++)
+				vals[((size_t)k * nf + d) * n + i] = d == nf - 1 ?
+					(float)fmod(0.137 * i + 0.01 * k, 1.0) :
+					(float)(d + 1) * (float)sin(0.3 * i + k);
+	for (j = 0; j < 4; j++) {
+		struct traj_writer *w = traj_writer_open(path_in(NAMES[j]), FMTS[j], dims, 1,
+							 (uint64_t)n, 3, "test", "{}", 1,
+							 j == 3 ? 0.001 : 0, &err);
+
+		ck_assert_msg(w != NULL, "%s", err.msg);
+		traj_writer_set_key_interval(w, 3);
+		for (k = 0; k < nframes; k++) {
+			for (d = 0; d < nf; d++)
+				f[d] = vals + ((size_t)k * nf + d) * n;
+			ck_assert_int_eq(traj_write_frame(w, (uint64_t)(5 * k), f, &err), 0);
+		}
+		ck_assert_int_eq(traj_writer_close(w, TRAJ_COMPLETE, &err), 0);
+		load_frames(path_in(NAMES[j]), &fr[j], 1);
+		ck_assert_int_eq(traj_reader_header(fr[j].r)->fields, nf);
+		ck_assert_int_eq(traj_reader_header(fr[j].r)->has_hue, 1);
+		ck_assert_int_eq(fr[j].n, nframes);
+	}
+	ck_assert_msg(memcmp(fr[0].v, vals, (size_t)nframes * nf * n * sizeof(float)) == 0,
+		      "the binary file does not read back bit for bit");
+	assert_same_frames(&fr[0], &fr[1], "bin and csv");
+	assert_same_frames(&fr[0], &fr[2], "bin and csv.gz");
+	for (i = 0; i < nframes * nf * n; i++)
+		ck_assert_msg(2.0 * fabs((double)fr[3].v[i] - vals[i]) <= 0.001,
+			      "lossy: value %d %.9g read as %.9g", i, vals[i], fr[3].v[i]);
+	fp = fopen(path_in("h.csv"), "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+	fclose(fp);
+	ck_assert_str_eq(line, dims == 2 ? "step,id,x,y,vx,vy,hue\n" : "step,id,x,y,z,vx,vy,vz,hue\n");
+	ck_assert_str_eq(traj_field_name(dims, nf - 1), "hue");
+	/* csv -> bin, as convert does: the frames and digest of the original */
+	{
+		struct traj_writer *w = traj_writer_open(path_in(NAMES[4]), TRAJ_BIN, dims,
+							 traj_reader_header(fr[1].r)->has_hue,
+							 (uint64_t)n, 3, "test", "{}", 1, 0, &err);
+
+		ck_assert_ptr_nonnull(w);
+		for (k = 0; k < fr[1].n; k++) {
+			for (d = 0; d < nf; d++)
+				f[d] = (float *)frame_values(&fr[1], k) + (size_t)d * n;
+			ck_assert_int_eq(traj_write_frame(w, fr[1].steps[k], f, &err), 0);
+		}
+		ck_assert_int_eq(traj_writer_close(w, TRAJ_COMPLETE, &err), 0);
+		load_frames(path_in(NAMES[4]), &fr[4], 0);
+		assert_same_frames(&fr[0], &fr[4], "bin -> csv -> bin");
+	}
+	for (j = 0; j < 5; j++)
+		free_frames(&fr[j]);
+	free(vals);
 	remove_dir();
 }
 END_TEST
@@ -794,6 +870,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_threads_same_bytes);
 	tcase_add_test(tc, test_version1_file);
 	tcase_add_test(tc, test_format_names);
+	tcase_add_loop_test(tc, test_hue_field, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
