@@ -1,6 +1,8 @@
 /* checkpoint.c: writes and reads checkpoints: magic, version, dims, count,
  * step, the effective scenario, the program version, the output files, the
- * wandering target, the positions and velocities in id order, CRC-32. */
+ * wandering target, the positions and velocities in id order, with colour
+ * following the hue vectors (cosines, then sines) in id order, CRC-32.
+ * Whether the hue is there follows from the scenario, which must match. */
 #include "config.h"
 #include "checkpoint.h"
 
@@ -59,16 +61,17 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 	const struct flock *f = &s->flock;
 	struct outfile o;
 	struct sink k = {NULL, 0, 0};
-	float *buf[6] = {0};
+	float *buf[FLOCK_FIELDS_MAX + 2] = {0};
 	size_t n = f->n, i;
-	int d, rc = -1;
+	int d, rc = -1, nf = flock_fields(f), nh = f->has_hue ? 2 : 0;
 
 	if (outfile_open(&o, path, err) != 0)
 		return -1;
-	for (d = 0; d < 2 * f->dims; d++)
+	for (d = 0; d < nf + nh; d++)
 		if (!(buf[d] = util_alloc(n, sizeof(float), err)))
 			goto out;
 	flock_to_id_order(f, buf);
+	flock_hue_to_id_order(f, buf + nf);
 	k.fp = o.fp;
 	k.crc = crc32(0L, Z_NULL, 0);
 	put(&k, CHECKPOINT_MAGIC, 8);
@@ -88,8 +91,9 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 		memcpy(&u, &s->rp.target[d], 8);
 		put_u64(&k, u);
 	}
-	for (d = 0; d < 2 * f->dims; d++)
-		for (i = 0; i < n; i++) {
+	/* positions, velocities, then the hue's vectors (not its turns) */
+	for (d = 0; d < nf + nh; d++)
+		for (i = 0; i < n && (d < 2 * f->dims || d >= nf); i++) {
 			uint32_t u;
 
 			memcpy(&u, &buf[d][i], 4);
@@ -104,7 +108,7 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 out:
 	if (rc != 0)
 		outfile_abort(&o);
-	for (d = 0; d < 6; d++)
+	for (d = 0; d < FLOCK_FIELDS_MAX + 2; d++)
 		util_free(buf[d]);
 	return rc;
 }
@@ -217,8 +221,9 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		memcpy(&s->rp.target[d], &u, 8);
 	}
 	/* The state in id order: slot k holds boid k, as after flock_init. */
-	for (d = 0; d < 2 * f->dims; d++) {
-		float *dst = d < f->dims ? f->pos[d] : f->vel[d - f->dims];
+	for (d = 0; d < 2 * f->dims + (f->has_hue ? 2 : 0); d++) {
+		float *dst = d < f->dims ? f->pos[d] : d < 2 * f->dims ? f->vel[d - f->dims] :
+			     f->hue[d - 2 * f->dims];
 
 		for (i = 0; i < f->n; i++) {
 			uint32_t u = get_u32(&r);

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "flock.h"
 #include "bounds.h"
+#include "detmath.h"
 #include "rng.h"
 #include "rules.h"
 
@@ -27,6 +28,11 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 		    !(f->vel_next[d] = util_alloc(n + RULES_LANES, sizeof(float), err)))
 			goto fail;
 	}
+	f->has_hue = sc->has_hue;
+	for (d = 0; d < 2 && f->has_hue; d++)
+		if (!(f->hue[d] = util_alloc(n + RULES_LANES, sizeof(float), err)) ||
+		    !(f->hue_next[d] = util_alloc(n + RULES_LANES, sizeof(float), err)))
+			goto fail;
 	if (!(f->id = util_alloc(n, sizeof(uint32_t), err)) ||
 	    !(f->id_next = util_alloc(n, sizeof(uint32_t), err)))
 		goto fail;
@@ -65,6 +71,17 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 			speed = sc->speed_max;
 		for (k = 0; k < dims; k++)
 			f->vel[k][i] = (float)(h[k] / sqrt(h2) * speed);
+		/* Hue: u uniform in [0, 1) turns, as (cos 2 pi u, sin 2 pi u);
+		 * the angle 2 pi u - pi is within detmath's range, and its
+		 * cosine and sine are those of 2 pi u with their signs changed. */
+		if (f->has_hue) {
+			double s, c;
+
+			rng_draw4(sc->seed, RNG_HUE, 0, id, 0, r);
+			detmath_sincos(2.0 * DETMATH_PI * rng_unit(r[0], r[1]) - DETMATH_PI, &s, &c);
+			f->hue[0][i] = (float)-c;
+			f->hue[1][i] = (float)-s;
+		}
 	}
 	return 0;
 fail:
@@ -81,6 +98,10 @@ void flock_free(struct flock *f)
 		util_free(f->vel[d]);
 		util_free(f->pos_next[d]);
 		util_free(f->vel_next[d]);
+	}
+	for (d = 0; d < 2; d++) {
+		util_free(f->hue[d]);
+		util_free(f->hue_next[d]);
 	}
 	util_free(f->id);
 	util_free(f->id_next);
@@ -100,6 +121,12 @@ void flock_swap(struct flock *f, int with_ids)
 		f->vel[d] = f->vel_next[d];
 		f->vel_next[d] = v;
 	}
+	for (d = 0; d < 2 && f->has_hue; d++) {
+		float *h = f->hue[d];
+
+		f->hue[d] = f->hue_next[d];
+		f->hue_next[d] = h;
+	}
 	if (with_ids) {
 		t = f->id;
 		f->id = f->id_next;
@@ -107,7 +134,24 @@ void flock_swap(struct flock *f, int with_ids)
 	}
 }
 
-void flock_to_id_order(const struct flock *f, float *const out[6])
+int flock_fields(const struct flock *f)
+{
+	return 2 * f->dims + (f->has_hue ? 1 : 0);
+}
+
+float flock_hue_turns(float c, float s)
+{
+	double t = detmath_atan2((double)s, (double)c) / (2.0 * DETMATH_PI);
+	float h;
+
+	if (t < 0.0)
+		t += 1.0;
+	h = (float)t;
+	/* 1 (a hair below a whole turn, rounded up) is 0; so is -0 */
+	return h < 1.0f && h != 0.0f ? h : 0.0f;
+}
+
+void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX])
 {
 	size_t n = f->n, k;
 	int d, dims = f->dims;
@@ -120,5 +164,25 @@ void flock_to_id_order(const struct flock *f, float *const out[6])
 			out[d][id] = f->pos[d][k];
 			out[dims + d][id] = f->vel[d][k];
 		}
+	}
+	if (f->has_hue) {
+		float *h = out[2 * dims];
+
+		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+		for (k = 0; k < n; k++)
+			h[f->id[k]] = flock_hue_turns(f->hue[0][k], f->hue[1][k]);
+	}
+}
+
+void flock_hue_to_id_order(const struct flock *f, float *const out[2])
+{
+	size_t n = f->n, k;
+
+	if (!f->has_hue)
+		return;
+	#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+	for (k = 0; k < n; k++) {
+		out[0][f->id[k]] = f->hue[0][k];
+		out[1][f->id[k]] = f->hue[1][k];
 	}
 }

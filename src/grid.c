@@ -235,6 +235,16 @@ void grid_build(struct grid *g, struct flock *f)
 			}
 			f->id_next[i] = f->id[src];
 		}
+		/* A loop of its own, so the loop above is the same without. */
+		if (f->has_hue) {
+			#pragma omp for schedule(static)
+			for (i = 0; i < n; i++) {
+				size_t src = g->key[i];
+
+				f->hue_next[0][i] = f->hue[0][src];
+				f->hue_next[1][i] = f->hue[1][src];
+			}
+		}
 	}
 	flock_swap(f, 1);
 }
@@ -321,6 +331,14 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 		f->pos_next[d][k] = po[d];
 		f->vel_next[d][k] = vo[d];
 	}
+	if (rp->has_hue) {
+		const float u[2] = {f->hue[0][k], f->hue[1][k]};
+		float uo[2];
+
+		rules_hue_update(rp, acc, u, uo);
+		f->hue_next[0][k] = uo[0];
+		f->hue_next[1][k] = uo[1];
+	}
 }
 
 /* A run of consecutive slots of the stencil, with the periodic correction
@@ -404,16 +422,17 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
  * time (rules.h): lane l of a group holds slot j0 + l of the span, so the
  * lane a neighbour is summed in depends on the cell contents only. The
  * flock arrays are padded by RULES_LANES slots, so a group may read past
- * the last boid; those lanes, like the boid itself, are masked. DIMS and
- * MODEL are constants in each caller, so every combination gets its own
- * vectorised loop. */
+ * the last boid; those lanes, like the boid itself, are masked. DIMS,
+ * MODEL and HUE are constants in each caller, so every combination gets
+ * its own vectorised loop, and the loops without a hue load no hue. */
 static inline __attribute__((always_inline)) void
 gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 	     const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	     struct rules_acc *acc)
+	     const int HUE, struct rules_acc *acc)
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
+	const float *hc = f->hue[0], *hs = f->hue[1];
 	const float xi = px[k], yi = py[k], zi = pz[k];
 	rules_vi lane;
 	struct rules_lanes ln;
@@ -450,19 +469,24 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 				cd.dz = (z - zi) + c2;
 				cd.d2 = cd.d2 + cd.dz * cd.dz;
 			}
+			if (HUE) {
+				memcpy(&cd.hc, hc + j0, sizeof cd.hc);
+				memcpy(&cd.hs, hs + j0, sizeof cd.hs);
+			}
 			cd.valid = (lane < m) & (lane != self_lane);
-			rules_lanes_add(&ln, rp, MODEL, DIMS, &cd, &self);
+			rules_lanes_add(&ln, rp, MODEL, DIMS, HUE, &cd, &self);
 		}
 	}
-	rules_lanes_reduce(&ln, DIMS, acc);
+	rules_lanes_reduce(&ln, DIMS, HUE, acc);
 }
 
-/* One instance of the loop per dimension and model, so that neither is
- * tested inside it. */
+/* One instance of the loop per dimension, model and hue, so that none of
+ * them is tested inside it. */
 static void gather_fast(const struct flock *f, const struct rules_params *rp, size_t k,
 			const struct span *sp, int nsp, struct rules_acc *acc)
 {
-#define GATHER(D, M) gather_spans(f, rp, k, sp, nsp, D, M, acc)
+#define GATHER(D, M) (rp->has_hue ? gather_spans(f, rp, k, sp, nsp, D, M, 1, acc) : \
+				    gather_spans(f, rp, k, sp, nsp, D, M, 0, acc))
 	switch (rp->model) {
 	case MODEL_REYNOLDS:
 		if (f->dims == 2) GATHER(2, MODEL_REYNOLDS); else GATHER(3, MODEL_REYNOLDS);
@@ -517,12 +541,16 @@ static void gather_ranges(const struct flock *f, const struct rules_params *rp, 
 				cd.vx[l] = v[0];
 				cd.vy[l] = v[1];
 				cd.vz[l] = v[2];
+				if (rp->has_hue) {
+					cd.hc[l] = f->hue[0][j];
+					cd.hs[l] = f->hue[1][j];
+				}
 				cd.valid[l] = j != k ? -1 : 0;
 			}
-			rules_lanes_add(&ln, rp, rp->model, f->dims, &cd, &self);
+			rules_lanes_add(&ln, rp, rp->model, f->dims, rp->has_hue, &cd, &self);
 		}
 	}
-	rules_lanes_reduce(&ln, f->dims, acc);
+	rules_lanes_reduce(&ln, f->dims, rp->has_hue, acc);
 }
 
 uint64_t grid_step(const struct grid *g, const struct flock *f,

@@ -28,6 +28,8 @@
 #define EXIT_USAGE 2
 #define MAX_OVERRIDES 256
 
+_Static_assert(FLOCK_FIELDS_MAX == TRAJ_FIELDS_MAX, "a frame of the flock is a trajectory frame");
+
 static volatile sig_atomic_t stop_signal;
 
 /* The first SIGINT or SIGTERM asks the run to stop after the current step;
@@ -490,13 +492,13 @@ static int run(struct options *o)
 		goto out;
 	}
 	if (o->output) {
-		for (d = 0; d < 2 * sc.dims; d++)
+		for (d = 0; d < flock_fields(&sim.flock); d++)
 			if (!(frame[d] = util_alloc((size_t)sc.count, sizeof(float), &err))) {
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
-		w = traj_writer_open(o->output, fmt, sc.dims, 0, sc.count, sc.seed, generator,
-				     json, sc.compression, sc.precision, &err);
+		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue, sc.count, sc.seed,
+				     generator, json, sc.compression, sc.precision, &err);
 		if (w == NULL) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;

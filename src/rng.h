@@ -14,6 +14,7 @@ enum rng_purpose {
 	RNG_SPEED_VARIATION = 5,/* a boid's own cruise speed */
 	RNG_SPEED_NOISE = 6,    /* its smooth speed fluctuation, per period */
 	RNG_WANDER = 7,         /* the wandering target's jumps, per step */
+	RNG_HUE = 8,            /* a boid's initial hue */
 };
 
 /* Four independent 32-bit words for (seed, purpose, id, step, index).

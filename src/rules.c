@@ -6,7 +6,9 @@
  *  simple    the widely copied pseudocode boids (velocity += cohesion,
  *            alignment and separation terms), as in Conrad Parker's notes;
  *  vicsek    Vicsek et al., Phys. Rev. Lett. 75, 1226 (1995);
- *  couzin    Couzin et al., J. theor. Biol. 218, 1-11 (2002).
+ *  couzin    Couzin et al., J. theor. Biol. 218, 1-11 (2002);
+ *  hue       the colour following of the JavaFX flock, as Reynolds'
+ *            alignment applied to a heading on the colour circle.
  * Per-boid arithmetic is in binary64; angles use detmath (no libm). */
 #include "config.h"
 #include "rules.h"
@@ -68,6 +70,12 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->n_attractors = sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN ?
 			  0 : sc->n_attractors;
 	p->attractors = sc->attractors;
+	p->has_hue = sc->has_hue;
+	if (p->has_hue) {
+		r = (float)sc->r_hue;
+		p->r2_hue = r * r;
+		p->hue_rate = sc->hue_weight * sc->dt;
+	}
 	integrate_params_init(&p->ip, sc, &p->box);
 	rules_set_step(p, 0);
 }
@@ -594,6 +602,39 @@ static void couzin_update(const struct rules_params *p, const struct rules_acc *
 	for (k = 0; k < dims; k++)
 		d[k] = h[k] * speed;
 	finish_heading(p, h, speed, d, pos, pos_out, vel_out);
+}
+
+/* ---- colour following ---- */
+/* The JavaFX flock (one of the programs boidsim replaces; its report
+ * describes it) gives each boid a colour that follows its neighbours'
+ * colours, by alignment and cohesion on the hue. Here the hue h is a unit
+ * vector u = (cos 2 pi h, sin 2 pi h), a heading on the colour circle, so
+ * that its mean is defined across the wrap from 1 to 0; on the circle
+ * steering toward the neighbours' mean heading (Reynolds' alignment) and
+ * toward their mean position (cohesion) are the same term, so there is one
+ * rate, w = hue.weight:
+ *   u' = normalize(u + w dt (m - u)),  m = (1/|H|) sum(j in H) u_j,
+ * H the neighbours seen within hue.radius, in binary64 from the binary32
+ * sum. A boid without such neighbours, or whose u' would be zero, keeps u.
+ * The hue never changes motion. */
+void rules_hue_update(const struct rules_params *p, const struct rules_acc *a,
+		      const float u[2], float out[2])
+{
+	double v[2], n2;
+	int k;
+
+	out[0] = u[0];
+	out[1] = u[1];
+	if (a->n_hue == 0)
+		return;
+	for (k = 0; k < 2; k++)
+		v[k] = (double)u[k] + p->hue_rate * ((double)a->hue[k] / a->n_hue - (double)u[k]);
+	n2 = v[0] * v[0] + v[1] * v[1];
+	if (!(n2 > 0.0))
+		return;
+	n2 = 1.0 / sqrt(n2);
+	out[0] = (float)(v[0] * n2);
+	out[1] = (float)(v[1] * n2);
 }
 
 void rules_update(const struct rules_params *p, const struct rules_acc *a, uint32_t id,

@@ -45,6 +45,11 @@ struct rules_params {
 	double cos_turn, sin_turn;
 	/* Vicsek in 3D: the cosine of the noise cone's half-angle. */
 	double cos_half_noise;
+	/* Colour following: neighbours within r2_hue (binary32, as the other
+	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
+	int has_hue;
+	float r2_hue;
+	double hue_rate;
 	struct integrate_params ip;
 };
 
@@ -53,6 +58,8 @@ struct rules_params {
 struct rules_acc {
 	float sep[3], ali[3], coh[3];
 	uint32_t n_sep, n_ali, n_coh;
+	float hue[2];      /* the sum of the hue vectors within r_hue */
+	uint32_t n_hue;
 };
 
 /* The neighbour loops add candidates RULES_LANES at a time: candidate t of
@@ -73,15 +80,19 @@ typedef int32_t rules_vi __attribute__((vector_size(4 * RULES_LANES)));
 
 /* RULES_LANES candidates j: d = p_j - p_i (minimum image) and d2 = |d|^2
  * in binary32, v = v_j; valid is false (0) for padding and for the boid
- * itself, true (-1) otherwise. In 2D, dz and vz are zero. */
+ * itself, true (-1) otherwise. In 2D, dz and vz are zero. hc and hs, the
+ * hue vectors, are read only with a hue. */
 struct rules_cand {
 	rules_vi valid;
 	rules_vf dx, dy, dz, d2, vx, vy, vz;
+	rules_vf hc, hs;
 };
 
 struct rules_lanes {
 	rules_vf sep[3], ali[3], coh[3];
 	rules_vi n_sep, n_ali, n_coh; /* minus the counts (masks are -1) */
+	rules_vf hue[2];
+	rules_vi n_hue;
 };
 
 /* The boid whose neighbourhood is summed: its velocity, for the field of
@@ -112,7 +123,7 @@ static inline float rules_inv_norm(const float v[3], const int dims)
 
 static inline void rules_acc_init(struct rules_acc *a)
 {
-	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0};
+	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, {0, 0}, 0};
 }
 
 static inline void rules_lanes_init(struct rules_lanes *a)
@@ -138,11 +149,13 @@ static inline void rules_self_init(struct rules_self *s, const struct rules_para
 /* Adds RULES_LANES candidates. Which sums a neighbour enters is the
  * model's (rules.c, section "Neighbours"). Every test is a mask and every
  * term a select: terms of unselected candidates (the direction of a
- * coincident boid, 1/0) are computed and discarded. */
+ * coincident boid, 1/0) are computed and discarded. hue (a constant in the
+ * fast loops, so that without a hue nothing of it is compiled in) adds the
+ * hue vectors of the neighbours seen within r_hue, whatever the model. */
 static inline __attribute__((always_inline)) void
 rules_lanes_add(struct rules_lanes *a, const struct rules_params *p,
-		const enum model_kind model, const int dims, const struct rules_cand *c,
-		const struct rules_self *s)
+		const enum model_kind model, const int dims, const int hue,
+		const struct rules_cand *c, const struct rules_self *s)
 {
 	const rules_vf zero = {0};
 	const rules_vf dx = c->dx, dy = c->dy, dz = dims == 3 ? c->dz : zero, d2 = c->d2;
@@ -159,6 +172,13 @@ rules_lanes_add(struct rules_lanes *a, const struct rules_params *p,
 		q = dot * dot;
 		lim = p->cos2_half_view * d2 * s->vi2;
 		valid &= s->front ? (dot >= 0.0f) & (q >= lim) : (dot >= 0.0f) | (q <= lim);
+	}
+	if (hue) {
+		const rules_vi mh = valid & (d2 <= p->r2_hue);
+
+		a->hue[0] += rules_vsel(mh, c->hc);
+		a->hue[1] += rules_vsel(mh, c->hs);
+		a->n_hue += mh;
 	}
 	switch (model) {
 	case MODEL_REYNOLDS:
@@ -239,7 +259,7 @@ rules_lanes_add(struct rules_lanes *a, const struct rules_params *p,
 
 /* The lanes' sums into one, lane 0 first: a fixed order. */
 static inline void rules_lanes_reduce(const struct rules_lanes *a, const int dims,
-				      struct rules_acc *acc)
+				      const int hue, struct rules_acc *acc)
 {
 	int k, l;
 
@@ -254,6 +274,11 @@ static inline void rules_lanes_reduce(const struct rules_lanes *a, const int dim
 		acc->n_sep -= (uint32_t)a->n_sep[l];
 		acc->n_ali -= (uint32_t)a->n_ali[l];
 		acc->n_coh -= (uint32_t)a->n_coh[l];
+	}
+	for (l = 0; hue && l < RULES_LANES; l++) {
+		acc->hue[0] += a->hue[0][l];
+		acc->hue[1] += a->hue[1][l];
+		acc->n_hue -= (uint32_t)a->n_hue[l];
 	}
 }
 
@@ -274,12 +299,12 @@ static inline void rules_acc_add(struct rules_acc *a, const struct rules_params 
 	{
 		const rules_vf z = {0};
 		struct rules_cand c = {{0}, z + d[0], z + d[1], z + d[2], z + d2, z + vj[0],
-				       z + vj[1], z + vj[2]};
+				       z + vj[1], z + vj[2], z, z};
 
 		c.valid[0] = -1;
-		rules_lanes_add(&ln, p, p->model, p->dims, &c, &s);
+		rules_lanes_add(&ln, p, p->model, p->dims, 0, &c, &s);
 	}
-	rules_lanes_reduce(&ln, p->dims, &one);
+	rules_lanes_reduce(&ln, p->dims, 0, &one);
 	for (k = 0; k < 3; k++) {
 		a->sep[k] += one.sep[k];
 		a->ali[k] += one.ali[k];
@@ -295,6 +320,11 @@ static inline void rules_acc_add(struct rules_acc *a, const struct rules_params 
 void rules_update(const struct rules_params *p, const struct rules_acc *a, uint32_t id,
 		  uint64_t step, const float pos[3], const float vel[3], float pos_out[3],
 		  float vel_out[3]);
+
+/* Colour following: the new hue vector of a boid whose hue vector is u,
+ * from the sum of its neighbours' (a->hue, a->n_hue). */
+void rules_hue_update(const struct rules_params *p, const struct rules_acc *a,
+		      const float u[2], float out[2]);
 
 /* Reynolds' acceleration: the weighted sum of the steering forces.
  * Exposed for the tests. */

@@ -53,6 +53,7 @@ static const struct skey BOUNDS_KEYS[] = {
 	{"min", NULL, 0}, {"max", NULL, 0}, {"mode", NULL, 0}, {"margin", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey TARGET_KEYS[] = {
 	{"position", NULL, 0}, {"radius", NULL, 0}, {"wander", WANDER_KEYS, 0}, {NULL, NULL, 0}};
+static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
 	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
 	{NULL, NULL, 0}};
@@ -64,7 +65,7 @@ static const struct skey ROOT_KEYS[] = {
 	{"output", OUTPUT_KEYS, 0}, {"model", NULL, 0}, {"noise", NULL, 0}, {"view_angle", NULL, 0},
 	{"max_turn", NULL, 0}, {"attractors", ATTRACTOR_KEYS, SKEY_ARRAY},
 	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {"obstacles", OBSTACLE_KEYS, SKEY_ARRAY},
-	{NULL, NULL, 0}};
+	{"hue", HUE_KEYS, 0}, {NULL, NULL, 0}};
 
 static const char *const MODEL_NAMES[] = {"reynolds", "simple", "vicsek", "couzin"};
 
@@ -786,7 +787,7 @@ static int parse_obstacles(const struct ctx *c, const cJSON *root, struct scenar
 static const char *const SCHEDULABLE[] = {
 	"radii", "weights", "speed.min", "speed.max", "speed.variation", "max_force",
 	"noise", "view_angle", "max_turn", "target.position", "target.radius",
-	"bounds.margin", NULL};
+	"bounds.margin", "hue.weight", "hue.radius", NULL};
 
 static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
@@ -809,6 +810,19 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 		return -1;
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(work, "schedule");
+	/* The hue radius defaults to the alignment radius at the start: a
+	 * schedule changes it only through hue.radius, so that the effective
+	 * scenario, which names it, runs the same stages. */
+	if (sc->has_hue) {
+		cJSON *hue = cJSON_GetObjectItemCaseSensitive(work, "hue");
+
+		if (hue && !cJSON_GetObjectItemCaseSensitive(hue, "radius") &&
+		    !cJSON_AddNumberToObject(hue, "radius", sc->r_hue)) {
+			cJSON_Delete(work);
+			util_err_set(c->err, "out of memory");
+			return -1;
+		}
+	}
 	sc->schedule_json = cJSON_PrintUnformatted(list);
 	if (sc->schedule_json == NULL) {
 		cJSON_Delete(work);
@@ -848,7 +862,7 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 			if (*ok == NULL) {
 				fail(c, path, "\"%s\" cannot change during a run (only radii, "
 				     "weights, speeds, max_force, noise, view_angle, max_turn, "
-				     "target and bounds.margin can)", kv->string);
+				     "target, bounds.margin and hue can)", kv->string);
 				goto fail;
 			}
 			val = cJSON_PrintUnformatted(kv);
@@ -878,6 +892,14 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 		sub.n_ov = 0;
 		if (validate(&sub, work, &stage->sc) != 0)
 			goto fail;
+		/* The hue is state: a schedule can tune it, not start it. */
+		if (stage->sc.has_hue != sc->has_hue) {
+			sc->n_stages = ++i;
+			snprintf(path, sizeof path, "schedule[%d].set", i - 1);
+			fail(c, path, "a schedule can change hue.weight and hue.radius only in "
+			     "a scenario that has a hue key");
+			goto fail;
+		}
 		sc->n_stages = ++i;
 	}
 	cJSON_Delete(work);
@@ -912,7 +934,7 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const double VM = SCENARIO_VALUE_MAX;
 	const cJSON *n;
-	uint64_t dims, need, level;
+	uint64_t dims, need, level, per;
 	uint64_t phys;
 	double side_min;
 	int d, rc;
@@ -1017,6 +1039,27 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	    read_real(c, root, "radii.avoid", 0, 1, VM, sc->r_ali, &sc->r_avoid) ||
 	    read_real(c, root, "weights.avoid", 0, 0, VM, 1.0, &sc->w_avoid))
 		return -1;
+	/* Colour following: on when the key is there, even empty. A rate
+	 * above 1/dt would carry a hue past its neighbours' mean. The radius
+	 * stays within the grid's cells, which the model's radii size: a
+	 * larger cell would change the order of the motion's sums, and the
+	 * hue must not change motion, not even in the last bit. */
+	if (lookup(root, "hue")) {
+		sc->has_hue = 1;
+		if (read_real(c, root, "hue.weight", 0, 0, VM, 0.1, &sc->hue_weight) ||
+		    read_real(c, root, "hue.radius", 0, 1, VM, sc->r_ali, &sc->r_hue))
+			return -1;
+		if (sc->hue_weight * sc->dt > 1.0) {
+			fail(c, "hue.weight", "must be at most 1/dt (%g), got %.17g", 1.0 / sc->dt,
+			     sc->hue_weight);
+			return -1;
+		}
+		if (sc->r_hue > scenario_max_radius(sc)) {
+			fail(c, "hue.radius", "must be at most the model's largest radius (%g), "
+			     "got %.17g", scenario_max_radius(sc), sc->r_hue);
+			return -1;
+		}
+	}
 	/* Unbounded flocks drift: keep every reachable coordinate well inside
 	 * binary32 range (squared distances of 1e19 would overflow it). */
 	if (sc->mode == BOUNDS_NONE || sc->mode == BOUNDS_STEER) {
@@ -1033,12 +1076,13 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		}
 	}
 	/* Refuse before allocating: the arrays must fit in size_t and in RAM. */
-	if (sc->count > SIZE_MAX / SCENARIO_BYTES_PER_BOID) {
+	per = SCENARIO_BYTES_PER_BOID + (sc->has_hue ? SCENARIO_HUE_BYTES_PER_BOID : 0);
+	if (sc->count > SIZE_MAX / per) {
 		fail(c, "count", "%" PRIu64 " boids overflow this machine's address space",
 		     sc->count);
 		return -1;
 	}
-	need = sc->count * SCENARIO_BYTES_PER_BOID;
+	need = sc->count * per;
 	phys = util_phys_mem();
 	if (phys != 0 && need > phys) {
 		fail(c, "count", "%" PRIu64 " boids need about %.1f GiB, more than this "
@@ -1378,6 +1422,11 @@ char *scenario_to_json(const struct scenario *sc)
 	add_used(sc, root, "view_angle", sc->view_angle);
 	if (sc->max_turn > 0)
 		add_used(sc, root, "max_turn", sc->max_turn);
+	if (sc->has_hue) {
+		o = cJSON_AddObjectToObject(root, "hue");
+		cJSON_AddNumberToObject(o, "weight", sc->hue_weight);
+		cJSON_AddNumberToObject(o, "radius", sc->r_hue);
+	}
 	o = cJSON_AddObjectToObject(root, "output");
 	cJSON_AddNumberToObject(o, "every", (double)sc->every);
 	cJSON_AddNumberToObject(o, "compression", sc->compression);

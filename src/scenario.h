@@ -17,6 +17,8 @@
 #define SCENARIO_COUNT_MAX 4294967295u
 /* Planning figure for memory checks before allocation (see flock.c). */
 #define SCENARIO_BYTES_PER_BOID 160u
+/* What a hue adds: its unit vector (two binary32) and the next one. */
+#define SCENARIO_HUE_BYTES_PER_BOID 16u
 
 enum bounds_mode { BOUNDS_WRAP = 0, BOUNDS_REFLECT, BOUNDS_STEER, BOUNDS_NONE };
 
@@ -77,6 +79,11 @@ struct scenario {
 	int n_obstacles;
 	struct obstacle *obstacles;
 	double r_avoid, w_avoid;
+	/* Colour following: each boid's hue turns toward its neighbours'
+	 * within r_hue at rate hue_weight per unit time; written to the
+	 * trajectory as an extra field. */
+	int has_hue;
+	double hue_weight, r_hue;
 	/* The parameter schedule: stage k's parameters apply from its step on
 	 * (the state at step+1 is the first computed with them). */
 	int n_stages;
@@ -117,7 +124,8 @@ void scenario_free(struct scenario *sc);
 const char *scenario_mode_name(enum bounds_mode m);
 const char *scenario_model_name(enum model_kind m);
 
-/* The largest interaction radius, which sets the grid's cell size. */
+/* The largest interaction radius, which sets the grid's cell size (the
+ * hue's radius is at most this). */
 double scenario_max_radius(const struct scenario *sc);
 
 #endif

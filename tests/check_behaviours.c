@@ -1,10 +1,12 @@
 /* check_behaviours.c: the behaviours of the seed systems: per-boid speeds,
- * target radius and wandering target, attractors and repellers, and the
- * parameter schedule, each on a small case whose outcome is known. */
+ * target radius and wandering target, attractors and repellers, the
+ * parameter schedule and colour following, each on a small case whose
+ * outcome is known. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "check_suites.h"
+#include "detmath.h"
 #include "obstacles.h"
 #include "rules.h"
 #include "sim.h"
@@ -208,7 +210,7 @@ START_TEST(test_schedule_takes_effect_at_its_step)
 	struct scenario a, b;
 	struct sim sa, sb;
 	struct util_err err;
-	float *fa[6] = {0}, *fb[6] = {0};
+	float *fa[FLOCK_FIELDS_MAX] = {0}, *fb[FLOCK_FIELDS_MAX] = {0};
 	size_t n = 300;
 	int d, t;
 
@@ -354,9 +356,229 @@ static const struct bad {
 	 "t.json: obstacles[0].type: segments are 2D only"},
 	{"{\"count\": 2, \"steps\": 9, \"speed\": {\"variation\": 1}, " BOX "}",
 	 "t.json: speed.variation: must be at most 0.999"},
+	{"{\"count\": 2, \"steps\": 9, \"hue\": 1, " BOX "}", "t.json: hue: must be an object"},
+	{"{\"count\": 2, \"steps\": 9, \"hue\": {\"wieght\": 1}, " BOX "}",
+	 "t.json: hue.wieght: unknown key (did you mean \"weight\"?)"},
+	{"{\"count\": 2, \"steps\": 9, \"hue\": {\"weight\": -1}, " BOX "}",
+	 "t.json: hue.weight: must be at least 0, got -1"},
+	{"{\"count\": 2, \"steps\": 9, \"dt\": 0.5, \"hue\": {\"weight\": 3}, " BOX "}",
+	 "t.json: hue.weight: must be at most 1/dt (2), got 3"},
+	{"{\"count\": 2, \"steps\": 9, \"hue\": {\"radius\": 0}, " BOX "}",
+	 "t.json: hue.radius: must be greater than 0, got 0"},
+	{"{\"count\": 2, \"steps\": 9, \"hue\": {\"radius\": \"far\"}, " BOX "}",
+	 "t.json: hue.radius: expected a number"},
+	{"{\"count\": 2, \"steps\": 9, \"hue\": {\"radius\": 3.5}, " BOX "}",
+	 "t.json: hue.radius: must be at most the model's largest radius (3), got 3.5"},
+	{"{\"count\": 2, \"steps\": 9, \"schedule\": [{\"step\": 3, \"set\": {\"hue.weight\": 1}}], "
+	 BOX "}", "t.json: schedule[0].set: a schedule can change hue.weight and hue.radius only"},
 	{"{\"count\": 2, \"steps\": 9, \"target\": {\"wander\": {\"min\": [5, 5], \"max\": [5, 9]}}, "
 	 BOX "}", "t.json: target.wander.max[0]: must be greater than target.wander.min[0]"},
 };
+
+/* ---- colour following ---- */
+
+/* The circular variance of the hues, 1 - |mean of the hue vectors|: about
+ * 1 for hues spread round the circle, 0 when they are all one. */
+static double hue_variance(const struct flock *f)
+{
+	double c = 0, s = 0;
+	size_t k;
+
+	for (k = 0; k < f->n; k++) {
+		c += f->hue[0][k];
+		s += f->hue[1][k];
+	}
+	return 1.0 - sqrt(c * c + s * s) / (double)f->n;
+}
+
+static size_t hue_groups(struct sim *s)
+{
+	uint32_t *parent = malloc(s->flock.n * sizeof *parent);
+	size_t g;
+
+	grid_build(&s->grid, &s->flock);
+	g = grid_groups(&s->grid, &s->flock, &s->rp, s->rp.r2_hue, parent);
+	free(parent);
+	return g;
+}
+
+/* The hues of a connected flock converge: from random hues (circular
+ * variance near 1) to one hue (below 0.05) within 300 steps; for boids
+ * that hardly move (2D, 3D) and for flying Reynolds and Vicsek flocks. The
+ * flock is checked to be connected (one group within hue.radius) at the
+ * start and at the end. */
+START_TEST(test_hue_converges)
+{
+	static const char *const CASES[] = {
+		"{\"count\": 200, \"steps\": 300, \"seed\": 1, \"speed\": {\"max\": 1e-6},"
+		" \"weights\": {\"separation\": 0, \"alignment\": 0, \"cohesion\": 0},"
+		" \"radii\": {\"alignment\": 4}, \"hue\": {\"weight\": 0.5},"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [20, 20], \"mode\": \"reflect\"}}",
+		"{\"dimensions\": 3, \"count\": 300, \"steps\": 300, \"seed\": 2,"
+		" \"speed\": {\"max\": 1e-6}, \"weights\": {\"separation\": 0, \"alignment\": 0,"
+		" \"cohesion\": 0}, \"radii\": {\"cohesion\": 5}, \"hue\": {\"weight\": 0.5,"
+		" \"radius\": 4}, \"bounds\": {\"min\": [0, 0, 0], \"max\": [12, 12, 12],"
+		" \"mode\": \"reflect\"}}",
+		"{\"count\": 300, \"steps\": 300, \"seed\": 3, \"radii\": {\"alignment\": 4,"
+		" \"cohesion\": 4}, \"bounds\": {\"min\": [0, 0], \"max\": [20, 20],"
+		" \"mode\": \"reflect\"}, \"hue\": {\"weight\": 0.5}}",
+		"{\"model\": \"vicsek\", \"count\": 300, \"steps\": 300, \"seed\": 4,"
+		" \"noise\": 0.3, \"radii\": {\"alignment\": 4}, \"speed\": {\"max\": 0.1},"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [16, 16]}, \"hue\": {\"weight\": 0.5}}"};
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	double v0, v = 1;
+	int t;
+
+	load_ok(CASES[_i], &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	v0 = hue_variance(&s.flock);
+	ck_assert_msg(v0 > 0.8, "case %d: initial hues not spread (variance %g)", _i, v0);
+	ck_assert_msg(hue_groups(&s) == 1, "case %d: the flock is not connected", _i);
+	for (t = 0; t < 300 && v >= 0.05; t++) {
+		sim_step(&s);
+		v = hue_variance(&s.flock);
+	}
+	ck_assert_msg(v < 0.05, "case %d: circular variance still %g after %d steps", _i, v, t);
+	ck_assert_msg(hue_groups(&s) == 1, "case %d: the flock came apart", _i);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* A boid with no neighbour within hue.radius keeps its hue, bit for bit:
+ * alone, or far from the others. */
+START_TEST(test_hue_lone_boid)
+{
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	float c[3], sn[3];
+	size_t k;
+	int t;
+
+	load_ok(_i == 0 ? "{\"count\": 1, \"steps\": 100, \"hue\": {\"weight\": 1}, " BOX "}" :
+		"{\"count\": 3, \"steps\": 100, \"seed\": 7, \"speed\": {\"max\": 1e-6},"
+		" \"hue\": {\"weight\": 1, \"radius\": 0.01}, " BOX "}", &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, _i == 0 ? SIM_GRID : SIM_BRUTE, &err), 0);
+	for (k = 0; k < s.flock.n; k++) {
+		c[s.flock.id[k]] = s.flock.hue[0][k];
+		sn[s.flock.id[k]] = s.flock.hue[1][k];
+	}
+	for (t = 0; t < 100; t++)
+		sim_step(&s);
+	for (k = 0; k < s.flock.n; k++) {
+		uint32_t id = s.flock.id[k];
+
+		ck_assert_msg(s.flock.hue[0][k] == c[id] && s.flock.hue[1][k] == sn[id],
+			      "boid %u: hue (%.9g, %.9g) became (%.9g, %.9g)", id, c[id], sn[id],
+			      s.flock.hue[0][k], s.flock.hue[1][k]);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* The update u' = normalize(u + w dt (mean - u)), on known sums. */
+START_TEST(test_hue_update)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	const float east[2] = {1, 0};
+	float out[2];
+
+	load_ok("{\"count\": 2, \"steps\": 1, \"dt\": 0.5, \"hue\": {\"weight\": 1}, " BOX "}",
+		&sc);
+	rules_params_init(&rp, &sc);
+	ck_assert_double_eq(rp.hue_rate, 0.5);
+	ck_assert_float_eq(rp.r2_hue, 9.0f); /* radii.alignment's default 3 */
+	rules_acc_init(&a);
+	a.hue[1] = 2.0f; /* two neighbours due north: the mean is (0, 1) */
+	a.n_hue = 2;
+	rules_hue_update(&rp, &a, east, out);
+	ck_assert_float_eq_tol(out[0], 0.70710678f, 1e-7f);
+	ck_assert_float_eq_tol(out[1], 0.70710678f, 1e-7f);
+	/* a mean of zero at rate 1 would leave nothing: the hue is kept */
+	rp.hue_rate = 1.0;
+	a.hue[1] = 0.0f;
+	rules_hue_update(&rp, &a, east, out);
+	ck_assert(out[0] == 1.0f && out[1] == 0.0f);
+	/* no neighbour: kept */
+	a.n_hue = 0;
+	a.hue[1] = 2.0f;
+	rules_hue_update(&rp, &a, east, out);
+	ck_assert(out[0] == 1.0f && out[1] == 0.0f);
+	/* the fraction of a turn written to trajectories */
+	ck_assert_float_eq(flock_hue_turns(1.0f, 0.0f), 0.0f);
+	ck_assert_float_eq(flock_hue_turns(0.0f, 1.0f), 0.25f);
+	ck_assert_float_eq(flock_hue_turns(-1.0f, 0.0f), 0.5f);
+	ck_assert_float_eq(flock_hue_turns(0.0f, -1.0f), 0.75f);
+	ck_assert_float_eq(flock_hue_turns(1.0f, -1e-30f), 0.0f); /* rounds to 1: 0 */
+	ck_assert(!signbit(flock_hue_turns(1.0f, -0.0f)));
+	scenario_free(&sc);
+}
+END_TEST
+
+/* The hue never changes motion: positions and velocities are the same
+ * bits with and without it; and a boid sees hues only in its view cone. */
+START_TEST(test_hue_keeps_motion)
+{
+	static const char *const FLOCK =
+		"{\"count\": 400, \"steps\": 40, \"seed\": 11, \"view_angle\": 200,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [25, 25]}%s}";
+	char text[512];
+	struct scenario a, b;
+	struct sim sa, sb;
+	struct util_err err;
+	size_t k;
+	int t, d;
+
+	snprintf(text, sizeof text, FLOCK, "");
+	load_ok(text, &a);
+	snprintf(text, sizeof text, FLOCK, ", \"hue\": {\"weight\": 0.3}");
+	load_ok(text, &b);
+	ck_assert_int_eq(sim_init(&sa, &a, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&sb, &b, SIM_GRID, &err), 0);
+	for (t = 0; t < 40; t++) {
+		sim_step(&sa);
+		sim_step(&sb);
+	}
+	for (k = 0; k < sa.flock.n; k++) {
+		ck_assert_uint_eq(sa.flock.id[k], sb.flock.id[k]);
+		for (d = 0; d < 2; d++)
+			ck_assert(sa.flock.pos[d][k] == sb.flock.pos[d][k] &&
+				  sa.flock.vel[d][k] == sb.flock.vel[d][k]);
+	}
+	sim_free(&sa);
+	sim_free(&sb);
+	scenario_free(&a);
+	scenario_free(&b);
+	/* Two boids flying east, one behind the other, with a 90-degree view:
+	 * the one in front does not see the one behind, which sees it. */
+	load_ok("{\"count\": 2, \"steps\": 1, \"view_angle\": 90, \"speed\": {\"min\": 1,"
+		" \"max\": 1}, \"hue\": {\"weight\": 1}, " BOX "}", &a);
+	ck_assert_int_eq(sim_init(&sa, &a, SIM_BRUTE, &err), 0);
+	for (k = 0; k < 2; k++) {
+		sa.flock.pos[0][k] = sa.flock.id[k] == 0 ? 20.0f : 19.0f;
+		sa.flock.pos[1][k] = 20.0f;
+		sa.flock.vel[0][k] = 1.0f;
+		sa.flock.vel[1][k] = 0.0f;
+		sa.flock.hue[0][k] = sa.flock.id[k] == 0 ? 1.0f : -1.0f;
+		sa.flock.hue[1][k] = 0.0f;
+	}
+	sim_step(&sa);
+	for (k = 0; k < 2; k++)
+		if (sa.flock.id[k] == 0)
+			ck_assert(sa.flock.hue[0][k] == 1.0f && sa.flock.hue[1][k] == 0.0f);
+		else
+			ck_assert_msg(sa.flock.hue[0][k] == 1.0f, "the boid behind kept %g",
+				      sa.flock.hue[0][k]);
+	sim_free(&sa);
+	scenario_free(&a);
+}
+END_TEST
 
 START_TEST(test_bad_behaviour_keys)
 {
@@ -386,6 +608,10 @@ Suite *behaviours_suite(void)
 	tcase_add_test(tc, test_schedule_takes_effect_at_its_step);
 	tcase_add_loop_test(tc, test_obstacles_never_entered, 0, 8);
 	tcase_add_test(tc, test_obstacle_avoidance_steers);
+	tcase_add_loop_test(tc, test_hue_converges, 0, 4);
+	tcase_add_loop_test(tc, test_hue_lone_boid, 0, 2);
+	tcase_add_test(tc, test_hue_update);
+	tcase_add_test(tc, test_hue_keeps_motion);
 	tcase_add_loop_test(tc, test_bad_behaviour_keys, 0, (int)(sizeof BAD / sizeof BAD[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -178,7 +178,7 @@ START_TEST(test_trajectories_agree)
 	struct scenario sc;
 	struct sim a, b;
 	struct util_err err;
-	float *fa[6], *fb[6];
+	float *fa[FLOCK_FIELDS_MAX], *fb[FLOCK_FIELDS_MAX];
 	double worst = 0, side;
 	size_t k, n;
 	uint64_t s;
@@ -222,6 +222,56 @@ START_TEST(test_trajectories_agree)
 }
 END_TEST
 
+/* With colour following, grid and brute force give the same hues to
+ * rounding: after one step (the same positions, sums in other orders)
+ * and after GRID_BRUTE_STEPS. */
+START_TEST(test_hue_agrees)
+{
+	char text[1024];
+	int dims = 2 + _i / 4;
+	struct scenario sc;
+	struct sim a, b;
+	struct util_err err;
+	float *fa[FLOCK_FIELDS_MAX] = {0}, *fb[FLOCK_FIELDS_MAX] = {0};
+	double worst[2] = {0, 0};
+	size_t k, n;
+	int d, t;
+
+	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0,
+		      ", \"speed\": {\"min\": 0.1}, \"hue\": {\"weight\": 0.5}");
+	load_ok(text, &sc);
+	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
+	n = a.flock.n;
+	for (d = 0; d < 2; d++) {
+		fa[d] = malloc(n * sizeof(float));
+		fb[d] = malloc(n * sizeof(float));
+	}
+	for (t = 1; t <= GRID_BRUTE_STEPS; t++) {
+		sim_step(&a);
+		sim_step(&b);
+		if (t != 1 && t != GRID_BRUTE_STEPS)
+			continue;
+		flock_hue_to_id_order(&a.flock, fa);
+		flock_hue_to_id_order(&b.flock, fb);
+		for (d = 0; d < 2; d++)
+			for (k = 0; k < n; k++)
+				worst[t != 1] = fmax(worst[t != 1], fabs((double)fa[d][k] - fb[d][k]));
+	}
+	ck_assert_msg(worst[0] <= 1e-6, "%s %dD: hues differ by %g after one step",
+		      MODES[_i % 4], dims, worst[0]);
+	ck_assert_msg(worst[1] <= 1e-4, "%s %dD: hues differ by %g after %d steps",
+		      MODES[_i % 4], dims, worst[1], GRID_BRUTE_STEPS);
+	for (d = 0; d < 2; d++) {
+		free(fa[d]);
+		free(fb[d]);
+	}
+	sim_free(&a);
+	sim_free(&b);
+	scenario_free(&sc);
+}
+END_TEST
+
 Suite *grid_suite(void)
 {
 	Suite *s = suite_create("grid");
@@ -234,6 +284,7 @@ Suite *grid_suite(void)
 	tcase_add_loop_test(tc, test_sets_drifted, 0, 2);
 	tcase_add_test(tc, test_sets_few_boids);
 	tcase_add_loop_test(tc, test_trajectories_agree, 0, 8);
+	tcase_add_loop_test(tc, test_hue_agrees, 0, 8);
 	suite_add_tcase(s, tc);
 	return s;
 }

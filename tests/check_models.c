@@ -167,7 +167,7 @@ START_TEST(test_turn_limit)
 	struct scenario sc;
 	struct sim s;
 	struct util_err err;
-	float *before[6], *after[6];
+	float *before[FLOCK_FIELDS_MAX], *after[FLOCK_FIELDS_MAX];
 	size_t k, n;
 	int d, dims;
 	uint64_t t;

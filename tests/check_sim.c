@@ -33,7 +33,7 @@ static float *run_with_threads(const struct scenario *sc, int threads, enum sim_
 {
 	struct sim s;
 	struct util_err err;
-	float *block, *fields[6] = {0};
+	float *block, *fields[FLOCK_FIELDS_MAX] = {0};
 	size_t n = (size_t)sc->count;
 	int d;
 	uint64_t k;

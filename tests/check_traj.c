@@ -62,7 +62,7 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	load_ok(scen, &sc);
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
 	json = scenario_to_json(&sc);
-	w = traj_writer_open(path, fmt, sc.dims, 0, sc.count, sc.seed, "boidsim test", json,
+	w = traj_writer_open(path, fmt, sc.dims, sc.has_hue, sc.count, sc.seed, "boidsim test", json,
 			     o->level >= 0 ? o->level : sc.compression,
 			     o->precision > 0 ? o->precision : sc.precision, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
@@ -70,7 +70,7 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 		traj_writer_set_chunk_size(w, o->chunk);
 	if (o->key_interval)
 		traj_writer_set_key_interval(w, o->key_interval);
-	for (d = 0; d < 2 * sc.dims; d++)
+	for (d = 0; d < flock_fields(&s.flock); d++)
 		fields[d] = malloc(sc.count * sizeof(float));
 	for (;;) {
 		if (s.step % sc.every == 0) {
