@@ -26,12 +26,23 @@ From a notebook::
         print(step, pos.mean(axis=0), (vel ** 2).sum(axis=1).mean())
 
 Positions and velocities are float32 arrays of shape (count, dims), row i
-being boid i. ``t.frame_count()`` counts the frames; for a binary file,
+being boid i. A run with colour following (a ``hue`` key in its scenario)
+also writes each boid's hue, a fraction of a turn in [0, 1): ``t.has_hue``
+says whether the file has it, ``t.header["fields"]`` names the fields, and
+every reading method takes ``hue=True`` to get it as one more array, of
+shape (count,) per frame (None for a file without a hue)::
+
+    steps, pos, vel, hue = t.read_all(hue=True)        # hue: (F, N) or None
+    for step, pos, vel, hue in t.iter_frames(hue=True):
+        ...
+
+``t.frame_count()`` counts the frames; for a binary file,
 ``t.read_frame(k)`` reads frame k (negative k counts from the end) without
 reading the frames before its key frame: through the frame index at the end
 of a complete file, or else by a scan of the frame headers.
 
-``t.header`` holds version, dims, count, seed, generator and, once the end
+``t.header`` holds version, dims, count, fields (the names of a boid's
+values, as the CSV header has them), hue, seed, generator and, once the end
 of the file has been reached (by reading or by frame_count), status:
 "complete", "interrupted" (stopped by SIGINT/SIGTERM, marked in the end
 record) or "missing" (no end record), with complete True or False, and
@@ -88,6 +99,12 @@ _PRECISION_MAX = 1e9
 _STATUS_NAMES = {0: "complete", 1: "interrupted"}
 
 
+def _field_names(dims, hue):
+    """The fields of a frame, in file order, as the CSV header names them."""
+    axes = ["x", "y", "z"][:dims]
+    return axes + ["v" + a for a in axes] + (["hue"] if hue else [])
+
+
 class TrajectoryError(ValueError):
     """A file that is not a boidsim trajectory, or is damaged or cut short.
     The message names the file and, for a frame, its index (from 0)."""
@@ -126,7 +143,7 @@ def open_trajectory(path, strict=True):
 
 
 class _Trajectory:
-    """What both formats share: whole-file reads built on iter_frames."""
+    """What both formats share: whole-file reads built on _each_frame."""
 
     def __init__(self, path, strict):
         self.path = path
@@ -143,31 +160,49 @@ class _Trajectory:
     def count(self):
         return self.header["count"]
 
-    def read_all(self):
+    @property
+    def has_hue(self):
+        """Whether the frames hold each boid's hue (colour following)."""
+        return self.header["hue"]
+
+    def iter_frames(self, hue=False):
+        """Yields (step, positions (N, dims), velocities (N, dims)), one frame
+        at a time; with hue=True also the hues (N,) (None without a hue)."""
+        for s, p, v, h in self._each_frame():
+            yield (s, p, v, h) if hue else (s, p, v)
+
+    def read_all(self, hue=False):
         """Returns (steps (F,) int64, positions (F, N, dims) float32,
-        velocities (F, N, dims) float32)."""
-        steps, pos, vel = [], [], []
-        for s, p, v in self.iter_frames():
+        velocities (F, N, dims) float32); with hue=True also the hues
+        (F, N) float32, or None when the file has none."""
+        steps, pos, vel, hues = [], [], [], []
+        for s, p, v, h in self._each_frame():
             steps.append(s)
             pos.append(p)
             vel.append(v)
+            hues.append(h)
         shape = (0, self.count or 0, self.dims)
-        return (np.array(steps, dtype=np.int64),
-                np.stack(pos) if pos else np.empty(shape, np.float32),
-                np.stack(vel) if vel else np.empty(shape, np.float32))
+        out = (np.array(steps, dtype=np.int64),
+               np.stack(pos) if pos else np.empty(shape, np.float32),
+               np.stack(vel) if vel else np.empty(shape, np.float32))
+        if not hue:
+            return out
+        if not self.has_hue:
+            return out + (None,)
+        return out + (np.stack(hues) if hues else np.empty(shape[:2], np.float32),)
 
-    def frames_at(self, indexes):
-        """Yields (index, step, positions, velocities) for the given frame
-        indexes (non-negative, any order; each is yielded once, in file
-        order). The default streams through the file; subclasses that can
-        seek do better."""
+    def frames_at(self, indexes, hue=False):
+        """Yields (index, step, positions, velocities), and with hue=True
+        the hues, for the given frame indexes (non-negative, any order; each
+        is yielded once, in file order). The default streams through the
+        file; subclasses that can seek do better."""
         wanted = set(indexes)
         if not wanted:
             return
         last = max(wanted)
-        for i, (s, p, v) in enumerate(self.iter_frames()):
+        for i, (s, p, v, h) in enumerate(self._each_frame()):
             if i in wanted:
-                yield i, s, p, v
+                yield (i, s, p, v, h) if hue else (i, s, p, v)
             if i >= last:
                 return
 
@@ -214,7 +249,9 @@ class BinaryTrajectory(_Trajectory):
             if flags != 0:
                 raise TrajectoryError("%s: header flags 0x%x are unknown to this reader"
                                       % (path, flags))
-            if (dims not in (2, 3) or fields != 2 * dims or not 0 < count < 2**32
+            # positions and velocities, and perhaps the hue
+            if (dims not in (2, 3) or fields not in (2 * dims, 2 * dims + 1)
+                    or not 0 < count < 2**32
                     or glen > _GENERATOR_MAX or jlen > _SCENARIO_MAX):
                 raise TrajectoryError("%s: damaged header" % path)
             strings = f.read(glen + jlen)
@@ -233,6 +270,8 @@ class BinaryTrajectory(_Trajectory):
         self._raw_len = count * fields * 4
         self.header = {"format": "bin", "version": version, "dims": dims,
                        "count": count, "seed": seed, "flags": flags,
+                       "fields": _field_names(dims, fields > 2 * dims),
+                       "hue": fields > 2 * dims,
                        "generator": generator, "status": None, "complete": None,
                        "frames": None, "indexed": None, "precision": None}
 
@@ -379,7 +418,7 @@ class BinaryTrajectory(_Trajectory):
     def _decode(self, hdr, payload, index, step, state):
         """Checks the CRC and decodes the payload, state being the decoder
         state after the frame before (None when there is none). Returns
-        (positions, velocities, the new state)."""
+        (positions, velocities, hues or None, the new state)."""
         _, _, n, codec, raw_len, _, crc = _FRAME.unpack(hdr)
         if zlib.crc32(payload, zlib.crc32(hdr[:36])) != crc:
             raise TrajectoryError("%s: frame %d (step %d): CRC mismatch"
@@ -401,9 +440,11 @@ class BinaryTrajectory(_Trajectory):
                     bits ^= state[0]
             else:
                 bits, q, prec = self._unquantise(t, codec, index, state)
-        pos = np.ascontiguousarray(bits[:self.dims].T).view(np.float32)
-        vel = np.ascontiguousarray(bits[self.dims:].T).view(np.float32)
-        return pos, vel, (bits, q, prec)
+        d = self.dims
+        pos = np.ascontiguousarray(bits[:d].T).view(np.float32)
+        vel = np.ascontiguousarray(bits[d:2 * d].T).view(np.float32)
+        hue = bits[2 * d].copy().view(np.float32) if nf > 2 * d else None
+        return pos, vel, hue, (bits, q, prec)
 
     def _unquantise(self, t, codec, index, state):
         """Codecs 3 and 4: integers of the precision back to float32 bits."""
@@ -442,9 +483,9 @@ class BinaryTrajectory(_Trajectory):
         self.header["precision"] = prec
         return bits, q, prec
 
-    def iter_frames(self):
-        """Yields (step, positions (N, dims), velocities (N, dims)), one frame
-        at a time, checking each frame's CRC."""
+    def _each_frame(self):
+        """Yields (step, positions, velocities, hues or None), one frame at
+        a time, checking each frame's CRC."""
         self.truncated = False
         seen, state = [], None
         with open(self.path, "rb") as f:
@@ -458,9 +499,10 @@ class BinaryTrajectory(_Trajectory):
                 if len(payload) < zlen:
                     self._cut_in_frame(len(seen))
                     return
-                pos, vel, state = self._decode(hdr, payload, len(seen), entry.step, state)
+                pos, vel, hue, state = self._decode(hdr, payload, len(seen), entry.step,
+                                                    state)
                 seen.append(entry)
-                yield entry.step, pos, vel
+                yield entry.step, pos, vel, hue
 
     def _load_frame_index(self):
         """The frame index at the end of a complete version 2 file, as a list
@@ -539,10 +581,11 @@ class BinaryTrajectory(_Trajectory):
     def steps(self):
         return np.array([e.step for e in self.index()], dtype=np.int64)
 
-    def read_frame(self, i):
+    def read_frame(self, i, hue=False):
         """Frame i (negative counts from the end) as (step, positions,
-        velocities), found through index(), decoding only the frames from its
-        key frame on (or from the frame read last, when that is on the way)."""
+        velocities), and with hue=True the hues (None without), found through
+        index(), decoding only the frames from its key frame on (or from the
+        frame read last, when that is on the way)."""
         index = self.index()
         entry = index[i]
         i = i % len(index)
@@ -565,29 +608,32 @@ class BinaryTrajectory(_Trajectory):
                 payload = f.read(zlen)
                 if len(payload) < zlen:
                     raise TrajectoryError("%s: file cut short in frame %d" % (self.path, j))
-                pos, vel, state = self._decode(hdr, payload, j, step, state)
+                pos, vel, h, state = self._decode(hdr, payload, j, step, state)
                 self._cache = (j, state)
-        return (entry.step, pos, vel)
+        return (entry.step, pos, vel, h) if hue else (entry.step, pos, vel)
 
-    def frames_at(self, indexes):
+    def frames_at(self, indexes, hue=False):
         for i in sorted(set(indexes)):
-            yield (i,) + self.read_frame(i)
+            yield (i,) + self.read_frame(i, hue)
 
-    def read_all(self):
+    def read_all(self, hue=False):
         # Knowing the frame count first lets the result be filled in place
         # rather than stacked, halving the peak memory.
         n = self.frame_count()
         steps = np.empty(n, np.int64)
         pos = np.empty((n, self.count, self.dims), np.float32)
         vel = np.empty_like(pos)
-        for i, s, p, v in self.frames_at(range(n)):
+        hues = np.empty((n, self.count), np.float32) if self.has_hue else None
+        for i, s, p, v, h in self.frames_at(range(n), hue=True):
             steps[i], pos[i], vel[i] = s, p, v
-        return steps, pos, vel
+            if hues is not None:
+                hues[i] = h
+        return (steps, pos, vel, hues) if hue else (steps, pos, vel)
 
 
 class CsvTrajectory(_Trajectory):
-    """A trajectory written as CSV, `step,id,x,y,[z,]vx,vy[,vz]`, one row
-    per boid per frame in id order; optionally gzip'd."""
+    """A trajectory written as CSV, `step,id,x,y,[z,]vx,vy[,vz][,hue]`, one
+    row per boid per frame in id order; optionally gzip'd."""
 
     def __init__(self, path, strict=True, compressed=False):
         super().__init__(path, strict)
@@ -602,14 +648,14 @@ class CsvTrajectory(_Trajectory):
         with self._open() as f:
             first = f.readline()
             names = first.rstrip("\n").split(",")
-            if names == ["step", "id", "x", "y", "vx", "vy"]:
-                dims = 2
-            elif names == ["step", "id", "x", "y", "z", "vx", "vy", "vz"]:
-                dims = 3
+            for dims, hue in ((2, False), (3, False), (2, True), (3, True)):
+                if names == ["step", "id"] + _field_names(dims, hue):
+                    break
             else:
                 raise TrajectoryError("%s: unexpected CSV header %r" % (path, first.rstrip("\n")))
             self.header = {"format": "csv.gz" if compressed else "csv", "version": None,
-                           "dims": dims, "count": None, "seed": None, "generator": None,
+                           "dims": dims, "fields": names[2:], "hue": hue,
+                           "count": None, "seed": None, "generator": None,
                            # CSV has no end record: an interrupted run is told
                            # only by the .partial name boidsim gives it.
                            "status": None, "complete": None, "frames": None,
@@ -633,7 +679,7 @@ class CsvTrajectory(_Trajectory):
         return open(self.path, "r", encoding="ascii", newline="")
 
     def _parse(self, lines, index):
-        ncol = 2 + 2 * self.dims
+        ncol = 2 + len(self.header["fields"])
         try:
             a = np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2)
         except ValueError as e:
@@ -648,11 +694,13 @@ class CsvTrajectory(_Trajectory):
         # Values were printed with %.9g, so double then single rounding
         # gives back the very float32 the simulator wrote.
         vals = a[:, 2:].astype(np.float32)
-        return int(step), vals[:, :self.dims].copy(), vals[:, self.dims:].copy()
+        d = self.dims
+        return (int(step), vals[:, :d].copy(), vals[:, d:2 * d].copy(),
+                vals[:, 2 * d].copy() if self.has_hue else None)
 
-    def iter_frames(self):
-        """Yields (step, positions (N, dims), velocities (N, dims)), reading
-        one frame's rows at a time."""
+    def _each_frame(self):
+        """Yields (step, positions, velocities, hues or None), reading one
+        frame's rows at a time."""
         count = self.count
         index = 0
         self.truncated = False
