@@ -150,12 +150,14 @@ static inline size_t cell_of_slot(const struct grid *g, const struct flock *f, s
 
 /* Sorts one cell's slots by the ids they hold. Boids that stayed in their
  * cell are already in order, so the final gap (insertion sort) is nearly
- * linear; the larger gaps (Ciura's sequence, a Shell sort) keep the dense
- * cells of a clustered flock from going quadratic. Ids are unique, so the
- * result does not depend on the method. */
+ * linear; the larger gaps (a Shell sort: Ciura's sequence, extended by
+ * factors of 2.25) keep the dense cells of a clustered flock from going
+ * quadratic. Ids are unique, so the result does not depend on the method. */
 static void sort_cell(uint32_t *k, size_t m, const uint32_t *id)
 {
-	static const size_t GAPS[] = {701, 301, 132, 57, 23, 10, 4, 1};
+	static const size_t GAPS[] = {
+		5814680, 2584303, 1148579, 510479, 226880, 100836, 44816, 19918, 8852,
+		3934, 1750, 701, 301, 132, 57, 23, 10, 4, 1};
 	size_t gi, i, j;
 
 	for (gi = 0; gi < sizeof GAPS / sizeof GAPS[0]; gi++) {
