@@ -518,7 +518,7 @@ static int run(struct options *o)
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
-		if (metrics_write_header(mout.fp, sc.dims) != 0)
+		if (metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
 			goto metrics_failed;
 		if (o->resume && copy_rows(&resumed, o->metrics, &mout, sim.step, &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);

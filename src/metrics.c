@@ -142,12 +142,23 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 	row->gyration = sqrt(r2sum / n);
 	row->nn_distance = n > 1 ? nnsum / n : 0.0;
 	row->groups = grid_groups(g, f, rp, rp->r2_max, m->parent);
+	if (f->has_hue) {
+		double h[2] = {0, 0};
+
+		for (k = 0; k < n; k++) {
+			h[0] += f->hue[0][k];
+			h[1] += f->hue[1][k];
+		}
+		row->has_hue = 1;
+		row->hue_order = sqrt(h[0] * h[0] + h[1] * h[1]) / n;
+	}
 }
 
-int metrics_write_header(FILE *fp, int dims)
+int metrics_write_header(FILE *fp, int dims, int has_hue)
 {
 	return fprintf(fp, "step,time,polarization,milling,mean_speed,centroid_x,centroid_y%s,"
-		       "gyration,nn_distance,groups\n", dims == 3 ? ",centroid_z" : "") < 0 ? -1 : 0;
+		       "gyration,nn_distance,groups%s\n", dims == 3 ? ",centroid_z" : "",
+		       has_hue ? ",hue_order" : "") < 0 ? -1 : 0;
 }
 
 int metrics_write_row(FILE *fp, int dims, uint64_t step, double dt,
@@ -160,7 +171,11 @@ int metrics_write_row(FILE *fp, int dims, uint64_t step, double dt,
 	if (rc >= 0 && dims == 3)
 		rc = fprintf(fp, ",%.9g", row->centroid[2]);
 	if (rc >= 0)
-		rc = fprintf(fp, ",%.9g,%.9g,%llu\n", row->gyration, row->nn_distance,
+		rc = fprintf(fp, ",%.9g,%.9g,%llu", row->gyration, row->nn_distance,
 			     (unsigned long long)row->groups);
+	if (rc >= 0 && row->has_hue)
+		rc = fprintf(fp, ",%.9g", row->hue_order);
+	if (rc >= 0)
+		rc = fprintf(fp, "\n");
 	return rc < 0 ? -1 : 0;
 }

@@ -23,6 +23,13 @@ struct metrics_row {
 	double gyration;       /* radius of gyration about the centroid */
 	double nn_distance;    /* mean distance to the nearest other boid */
 	uint64_t groups;       /* connected components within the largest radius */
+	/* Colour following only: |sum_i u_i| / N for the boids' hue unit
+	 * vectors u_i, the mean resultant length of the hues (Mardia & Jupp,
+	 * Directional Statistics, 2000, section 2.3.1): 1 when every boid has
+	 * the same hue, about 1/sqrt(N) for random hues; the circular variance
+	 * is 1 minus it. */
+	int has_hue;
+	double hue_order;
 };
 
 struct metrics {
@@ -39,8 +46,9 @@ void metrics_free(struct metrics *m);
 void metrics_compute(struct metrics *m, const struct flock *f, const struct grid *g,
 		     const struct rules_params *rp, struct metrics_row *row);
 
-/* The CSV header and one row: step, time, then the fields above. */
-int metrics_write_header(FILE *fp, int dims);
+/* The CSV header and one row: step, time, then the fields above (hue_order
+ * last, only with colour following). */
+int metrics_write_header(FILE *fp, int dims, int has_hue);
 int metrics_write_row(FILE *fp, int dims, uint64_t step, double dt,
 		      const struct metrics_row *row);
 
