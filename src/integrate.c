@@ -17,10 +17,7 @@ void integrate_params_init(struct integrate_params *ip, const struct scenario *s
 	ip->box = box;
 	ip->n_obstacles = sc->n_obstacles;
 	ip->obstacles = sc->obstacles;
-	/* Tuned for the avoidance radius and the box of one step; exact for
-	 * any query, so stages that change either share it. */
-	ip->obstacle_index = obstacle_index_get(sc->obstacles, sc->n_obstacles, sc->dims,
-						fmax(sc->r_avoid, 0.5 * sc->speed_max * sc->dt));
+	ip->obstacle_index = sc->obstacle_index;
 }
 
 int integrate_obstacles_in(const struct integrate_params *ip, const double lo[3],

@@ -14,7 +14,7 @@ struct integrate_params {
 	const struct bounds *box;
 	int n_obstacles;
 	const struct obstacle *obstacles;
-	/* Their spatial index (obstacles.h), shared and never freed; NULL:
+	/* Their spatial index (obstacles.h), owned by the scenario; NULL:
 	 * every boid tests every obstacle. */
 	const struct obstacle_index *obstacle_index;
 };

@@ -191,21 +191,13 @@ int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1
 
 struct obstacle_index {
 	int n, dims;
-	struct obstacle *copy;  /* the obstacles it was built for, to share it */
 	double scale;           /* the largest coordinate of any obstacle's box */
 	double reach;           /* every box is widened by this, and queries shrunk */
 	double org[3], inv_h;   /* cell c covers [org + c h, org + (c + 1) h) */
 	int nc[3];
 	uint32_t *start;        /* cell k lists item[start[k] .. start[k + 1]) */
 	uint16_t *item;
-	struct obstacle_index *next;
 };
-
-/* Indexes built so far, shared by every caller with the same obstacles
- * (stages of a schedule, repeated runs in one process). */
-static struct obstacle_index *index_list;
-static int index_count;
-#define INDEX_LIST_MAX 64
 
 /* Past this many cells or entries, the cells grow (memory stays below
  * about 1 MB for cells and 2 MB for entries). */
@@ -253,24 +245,6 @@ static int cell_coord(const struct obstacle_index *ix, int d, double x)
 	return (int)t;
 }
 
-static int same_obstacles(const struct obstacle_index *ix, const struct obstacle *o, int n,
-			  int dims)
-{
-	int i;
-
-	if (ix->n != n || ix->dims != dims)
-		return 0;
-	for (i = 0; i < n; i++) {
-		const struct obstacle *x = &ix->copy[i];
-
-		if (x->kind != o[i].kind || memcmp(x->a, o[i].a, sizeof x->a) != 0 ||
-		    memcmp(x->b, o[i].b, sizeof x->b) != 0 ||
-		    memcmp(&x->radius, &o[i].radius, sizeof x->radius) != 0)
-			return 0;
-	}
-	return 1;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -278,11 +252,10 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void index_free(struct obstacle_index *ix)
+void obstacle_index_free(struct obstacle_index *ix)
 {
 	if (ix == NULL)
 		return;
-	free(ix->copy);
 	free(ix->start);
 	free(ix->item);
 	free(ix);
@@ -392,10 +365,8 @@ static struct obstacle_index *index_build(const struct obstacle *o, int n, int d
 		goto fail;
 	ix->start = calloc(cells + 1, sizeof *ix->start);
 	ix->item = malloc((entries ? entries : 1) * sizeof *ix->item);
-	ix->copy = malloc((size_t)n * sizeof *ix->copy);
-	if (ix->start == NULL || ix->item == NULL || ix->copy == NULL)
+	if (ix->start == NULL || ix->item == NULL)
 		goto fail;
-	memcpy(ix->copy, o, (size_t)n * sizeof *ix->copy);
 	index_entries(ix, (const double (*)[3])blo, (const double (*)[3])bhi, 1);
 	for (k = 0; k < cells; k++) /* counts to starts */
 		ix->start[k + 1] += ix->start[k];
@@ -411,33 +382,17 @@ fail:
 	free(blo);
 	free(bhi);
 	free(ext);
-	index_free(ix);
+	obstacle_index_free(ix);
 	return NULL;
 }
 
-const struct obstacle_index *obstacle_index_get(const struct obstacle *o, int n, int dims,
-						double reach)
+struct obstacle_index *obstacle_index_build(const struct obstacle *o, int n, int dims,
+					    double reach)
 {
-	struct obstacle_index *ix = NULL;
-
 	if (n < OBSTACLE_INDEX_MIN || n > OBSTACLE_INDEX_MAX || dims < 2 || dims > 3 ||
 	    !(reach >= 0.0) || !isfinite(reach))
 		return NULL;
-	#pragma omp critical(boidsim_obstacle_index)
-	{
-		for (ix = index_list; ix != NULL; ix = ix->next)
-			if (same_obstacles(ix, o, n, dims))
-				break;
-		if (ix == NULL && index_count < INDEX_LIST_MAX) {
-			ix = index_build(o, n, dims, reach);
-			if (ix != NULL) {
-				ix->next = index_list;
-				index_list = ix;
-				index_count++;
-			}
-		}
-	}
-	return ix;
+	return index_build(o, n, dims, reach);
 }
 
 int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],

@@ -34,21 +34,19 @@ int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1
  * it is built once and never changes; queries run from any number of
  * threads at once and use no shared scratch.
  *
- * obstacle_index_get returns the index of the n obstacles o, or NULL when
- * an index would not pay (fewer than OBSTACLE_INDEX_MIN) or cannot be had
- * (more than OBSTACLE_INDEX_MAX, or no memory): callers then test every
- * obstacle, which gives the same results. The index is shared by every
- * caller with the same obstacles (equal kind and coordinates, compared
- * exactly), e.g. a scenario and the stages of its schedule, and lives until
- * the process ends: nothing to free (at most 64 of them; past that, NULL).
- * reach (>= 0) tunes the cell layout for queries of about that half-width
- * (radii.avoid, half a step); queries are exact whatever it is. Callers
- * on several OpenMP threads at once are serialised. */
+ * obstacle_index_build returns the index of the n obstacles o (the caller
+ * owns it, and keeps o alive as long), or NULL when an index would not pay
+ * (fewer than OBSTACLE_INDEX_MIN) or cannot be had (more than
+ * OBSTACLE_INDEX_MAX, or no memory): callers then test every obstacle,
+ * which gives the same results. reach (>= 0) tunes the cell layout for
+ * queries of about that half-width (radii.avoid, half a step); queries are
+ * exact whatever it is. A scenario owns the index of its obstacles. */
 #define OBSTACLE_INDEX_MIN 8
 #define OBSTACLE_INDEX_MAX 4096
 struct obstacle_index;
-const struct obstacle_index *obstacle_index_get(const struct obstacle *o, int n, int dims,
-						double reach);
+struct obstacle_index *obstacle_index_build(const struct obstacle *o, int n, int dims,
+					    double reach);
+void obstacle_index_free(struct obstacle_index *ix);
 
 /* The obstacles that can matter to anything inside the box [lo, hi] (the
  * first dims axes): every obstacle whose bounding box, widened by a margin

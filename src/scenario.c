@@ -1092,6 +1092,11 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	}
 	if (note_unused(c, root, sc) != 0 || parse_schedule(c, root, sc) != 0)
 		return -1;
+	/* The obstacles' spatial index, tuned for the avoidance radius and the
+	 * box of one step (exact for any query); NULL for few obstacles, or
+	 * when it cannot be had, and every obstacle is tested. */
+	sc->obstacle_index = obstacle_index_build(sc->obstacles, sc->n_obstacles, sc->dims,
+						  fmax(sc->r_avoid, 0.5 * sc->speed_max * sc->dt));
 	n = lookup(root, "description");
 	if (n) {
 		sc->description = strdup(n->valuestring);
@@ -1447,6 +1452,8 @@ void scenario_free(struct scenario *sc)
 	}
 	free(sc->attractors);
 	sc->attractors = NULL;
+	obstacle_index_free(sc->obstacle_index);
+	sc->obstacle_index = NULL;
 	free(sc->obstacles);
 	sc->obstacles = NULL;
 	sc->n_obstacles = 0;

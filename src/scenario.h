@@ -78,6 +78,7 @@ struct scenario {
 	 * radii.avoid with weight weights.avoid, never passed through. */
 	int n_obstacles;
 	struct obstacle *obstacles;
+	struct obstacle_index *obstacle_index; /* theirs, or NULL (obstacles.h) */
 	double r_avoid, w_avoid;
 	/* Colour following: each boid's hue turns toward its neighbours'
 	 * within r_hue at rate hue_weight per unit time; written to the

@@ -159,11 +159,11 @@ START_TEST(test_index_finds_every_obstacle_that_matters)
 	int dims = 2 + _i % 2, n = 200 + 400 * (_i / 2), t, i, d, hits = 0, close = 0;
 	double reach = (_i / 2) % 2 ? 0.5 : 2.0;
 	long cand = 0, queries = 0;
-	const struct obstacle_index *ix;
+	struct obstacle_index *ix;
 
 	rnd_state = 1000 + (uint64_t)_i;
 	random_obstacles(o, n, dims);
-	ix = obstacle_index_get(o, n, dims, reach);
+	ix = obstacle_index_build(o, n, dims, reach);
 	ck_assert_ptr_nonnull(ix);
 	for (t = 0; t < Q; t++) {
 		const struct obstacle *target = &o[pick(n)];
@@ -248,6 +248,7 @@ START_TEST(test_index_finds_every_obstacle_that_matters)
 	ck_assert_msg(hits > Q / 20 && close > Q / 4, "only %d hits, %d near", hits, close);
 	ck_assert_msg(cand < queries * (long)n / 8, "%g candidates per query of %d obstacles",
 		      (double)cand / (double)queries, n);
+	obstacle_index_free(ix);
 }
 END_TEST
 
@@ -259,12 +260,12 @@ START_TEST(test_index_edges)
 	double lo[3] = {-1e300, -1e300, -1e300}, hi[3] = {1e300, 1e300, 1e300};
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *list;
-	const struct obstacle_index *ix;
+	struct obstacle_index *ix;
 	int i, m;
 
 	rnd_state = 7;
 	random_obstacles(o, 64, 2);
-	ix = obstacle_index_get(o, 64, 2, 1.0);
+	ix = obstacle_index_build(o, 64, 2, 1.0);
 	ck_assert_ptr_nonnull(ix);
 	ck_assert_int_eq(obstacle_index_query(ix, far, far, buf, &list), 0);
 	ck_assert_int_eq(obstacle_index_query(ix, nan3, nan3, buf, &list), -1);
@@ -275,28 +276,41 @@ START_TEST(test_index_edges)
 	ck_assert(m == -1 || m == 64);
 	for (i = 0; m == 64 && i < 64; i++)
 		ck_assert_int_eq(list[i], i);
+	obstacle_index_free(ix);
 }
 END_TEST
 
-/* One index per set of obstacles, shared (a scenario and its stages);
- * none below OBSTACLE_INDEX_MIN. */
-START_TEST(test_index_shared)
+/* A scenario owns the index of its obstacles, and each stage of its
+ * schedule its own; none below OBSTACLE_INDEX_MIN. */
+START_TEST(test_index_owned)
 {
-	static struct obstacle o[100], copy[100];
-	const struct obstacle_index *a, *b, *c;
+	char text[4096];
+	int i, len;
+	struct scenario sc;
 
-	rnd_state = 11;
-	random_obstacles(o, 100, 3);
-	memcpy(copy, o, sizeof copy);
-	a = obstacle_index_get(o, 100, 3, 1.0);
-	b = obstacle_index_get(copy, 100, 3, 5.0);
-	ck_assert_ptr_nonnull(a);
-	ck_assert_ptr_eq(a, b);
-	copy[50].a[0] = nextafter(copy[50].a[0], 1e9);
-	c = obstacle_index_get(copy, 100, 3, 1.0);
-	ck_assert_ptr_nonnull(c);
-	ck_assert_ptr_ne(a, c);
-	ck_assert_ptr_null(obstacle_index_get(o, OBSTACLE_INDEX_MIN - 1, 3, 1.0));
+	for (i = 0; i < 2; i++) {
+		int k, n = i == 0 ? OBSTACLE_INDEX_MIN - 1 : OBSTACLE_INDEX_MIN;
+
+		len = snprintf(text, sizeof text, "{\"count\": 10, \"steps\": 2, \"bounds\": "
+			       "{\"min\": [0, 0], \"max\": [100, 100]}, \"schedule\": [{\"step\": 1, "
+			       "\"set\": {\"radii.avoid\": 3}}], \"obstacles\": [");
+		for (k = 0; k < n; k++)
+			len += snprintf(text + len, sizeof text - (size_t)len,
+					"%s{\"type\": \"sphere\", \"center\": [%d, 50], \"radius\": 2}",
+					k ? ", " : "", 10 * k + 5);
+		snprintf(text + len, sizeof text - (size_t)len, "]}");
+		load_ok(text, &sc);
+		ck_assert_int_eq(sc.n_stages, 1);
+		if (i == 0) {
+			ck_assert_ptr_null(sc.obstacle_index);
+			ck_assert_ptr_null(sc.stages[0].sc.obstacle_index);
+		} else {
+			ck_assert_ptr_nonnull(sc.obstacle_index);
+			ck_assert_ptr_nonnull(sc.stages[0].sc.obstacle_index);
+			ck_assert_ptr_ne(sc.obstacle_index, sc.stages[0].sc.obstacle_index);
+		}
+		scenario_free(&sc);
+	}
 }
 END_TEST
 
@@ -363,7 +377,7 @@ Suite *obstacles_suite(void)
 
 	tcase_add_loop_test(tc, test_index_finds_every_obstacle_that_matters, 0, 8);
 	tcase_add_test(tc, test_index_edges);
-	tcase_add_test(tc, test_index_shared);
+	tcase_add_test(tc, test_index_owned);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
 			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
 	suite_add_tcase(s, tc);
