@@ -423,7 +423,7 @@ int cmd_convert(int argc, char **argv)
 			goto out;
 		}
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
-	w = traj_writer_open(out, fmt, h->dims, h->has_hue, nids, h->seed, generator,
+	w = traj_writer_open(out, fmt, h->dims, h->has_hue, 0, nids, h->seed, generator,
 			     h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);

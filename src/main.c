@@ -497,7 +497,7 @@ static int run(struct options *o)
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
-		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue, sc.count, sc.seed,
+		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue, 0, sc.count, sc.seed,
 				     generator, json, sc.compression, sc.precision, &err);
 		if (w == NULL) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);

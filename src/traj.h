@@ -119,11 +119,12 @@ struct traj_writer;
  * temporary name in the same directory and renamed over PATH only by
  * traj_writer_close, so a failed run never replaces a good file.
  * hue: 1 when every frame has the hue field after the velocities.
+ * flags: the header's flags; 0 (no flag is written yet).
  * level: zlib level of binary frames (0 stores). precision: 0 writes the
  * float32 values losslessly; > 0 (at most TRAJ_PRECISION_MAX) quantises
  * binary frames to multiples of it, each value within precision/2. */
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
-				     int dims, int hue, uint64_t count, uint64_t seed,
+				     int dims, int hue, uint32_t flags, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
 				     int level, double precision, struct util_err *err);
 

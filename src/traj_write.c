@@ -213,7 +213,7 @@ static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *ge
 }
 
 struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
-				     int dims, int hue, uint64_t count, uint64_t seed,
+				     int dims, int hue, uint32_t flags, uint64_t count, uint64_t seed,
 				     const char *generator, const char *scenario_json,
 				     int level, double precision, struct util_err *err)
 {
@@ -238,6 +238,10 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	if (!(precision >= 0 && precision <= TRAJ_PRECISION_MAX) || level < 0 || level > 9) {
 		util_err_set(err, "%s: bad precision %g or compression level %d", path,
 			     precision, level);
+		goto fail;
+	}
+	if (flags != 0) {
+		util_err_set(err, "%s: unknown trajectory flags 0x%" PRIx32, path, flags);
 		goto fail;
 	}
 	w->precision = precision;

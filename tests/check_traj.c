@@ -62,7 +62,7 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	load_ok(scen, &sc);
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
 	json = scenario_to_json(&sc);
-	w = traj_writer_open(path, fmt, sc.dims, sc.has_hue, sc.count, sc.seed, "boidsim test", json,
+	w = traj_writer_open(path, fmt, sc.dims, sc.has_hue, 0, sc.count, sc.seed, "boidsim test", json,
 			     o->level >= 0 ? o->level : sc.compression,
 			     o->precision > 0 ? o->precision : sc.precision, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
@@ -484,7 +484,7 @@ START_TEST(test_lossy_exceptions)
 		uint64_t step;
 
 		/* 2D: x, y, vx, vy; rows 0-2 above, then row 0 again. */
-		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 0, 8, 1, "test", "{}", 1,
+		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 0, 0, 8, 1, "test", "{}", 1,
 				     precs[i], &err);
 		ck_assert_msg(w != NULL, "%s", err.msg);
 		traj_writer_set_key_interval(w, 3);
@@ -741,7 +741,7 @@ START_TEST(test_version1_file)
 	ck_assert_uint_eq(traj_reader_codec_frames(v1.r, TRAJ_CODEC_ZLIB_F32), 5);
 	ck_assert_int_eq(traj_reader_indexed(v1.r), 0);
 	ck_assert_int_eq(traj_reader_load_index(v1.r, &err), 0);
-	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 0, 50, 4, "test", "{}", 1, 0, &err);
+	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 0, 0, 50, 4, "test", "{}", 1, 0, &err);
 	ck_assert_ptr_nonnull(w);
 	for (k = 0; k < v1.n; k++) {
 		for (d = 0; d < 4; d++)
@@ -784,7 +784,7 @@ START_TEST(test_hue_field)
 					(float)fmod(0.137 * i + 0.01 * k, 1.0) :
 					(float)(d + 1) * (float)sin(0.3 * i + k);
 	for (j = 0; j < 4; j++) {
-		struct traj_writer *w = traj_writer_open(path_in(NAMES[j]), FMTS[j], dims, 1,
+		struct traj_writer *w = traj_writer_open(path_in(NAMES[j]), FMTS[j], dims, 1, 0,
 							 (uint64_t)n, 3, "test", "{}", 1,
 							 j == 3 ? 0.001 : 0, &err);
 
@@ -816,7 +816,7 @@ START_TEST(test_hue_field)
 	/* csv -> bin, as convert does: the frames and digest of the original */
 	{
 		struct traj_writer *w = traj_writer_open(path_in(NAMES[4]), TRAJ_BIN, dims,
-							 traj_reader_header(fr[1].r)->has_hue,
+							 traj_reader_header(fr[1].r)->has_hue, 0,
 							 (uint64_t)n, 3, "test", "{}", 1, 0, &err);
 
 		ck_assert_ptr_nonnull(w);
