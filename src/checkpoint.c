@@ -1,8 +1,11 @@
 /* checkpoint.c: writes and reads checkpoints: magic, version, dims, count,
  * step, the effective scenario, the program version, the output files, the
- * wandering target, the positions and velocities in id order, with colour
- * following the hue vectors (cosines, then sines) in id order, CRC-32.
- * Whether the hue is there follows from the scenario, which must match. */
+ * wandering target; with a population schedule the next id and the live
+ * ids in increasing order; the positions and velocities in id order, with
+ * colour following the hue vectors (cosines, then sines) in id order; with
+ * predators their positions and velocities; CRC-32. Which optional parts
+ * are there follows from the scenario, which must match, so checkpoints
+ * of scenarios without them are as they always were. */
 #include "config.h"
 #include "checkpoint.h"
 
@@ -91,6 +94,11 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 		memcpy(&u, &s->rp.target[d], 8);
 		put_u64(&k, u);
 	}
+	if (f->rank) {
+		put_u32(&k, f->next_id);
+		for (i = 0; i < n; i++)
+			put_u32(&k, f->live[i]);
+	}
 	/* positions, velocities, then the hue's vectors (not its turns) */
 	for (d = 0; d < nf + nh; d++)
 		for (i = 0; i < n && (d < 2 * f->dims || d >= nf); i++) {
@@ -99,6 +107,16 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 			memcpy(&u, &buf[d][i], 4);
 			put_u32(&k, u);
 		}
+	for (d = 0; d < 2 * f->dims; d++) {
+		const float *src = d < f->dims ? s->pred.pos[d] : s->pred.vel[d - f->dims];
+
+		for (i = 0; i < (size_t)s->pred.n; i++) {
+			uint32_t u;
+
+			memcpy(&u, &src[i], 4);
+			put_u32(&k, u);
+		}
+	}
 	put_u32(&k, (uint32_t)k.crc);
 	if (k.bad) {
 		util_err_set(err, "%s: write failed: %s", path, strerror(errno));
@@ -170,6 +188,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	char *json = NULL, *gen = NULL;
 	long size;
 	size_t i;
+	uint64_t n;
 	int d, rc = -1;
 
 	memset(files, 0, sizeof *files);
@@ -195,7 +214,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	r.end = data + size - 4;
 	r.bad = 0;
 	if (get_u32(&r) != CHECKPOINT_VERSION || get_u32(&r) != (uint32_t)f->dims ||
-	    get_u64(&r) != (uint64_t)f->n) {
+	    (n = get_u64(&r)) > (uint64_t)f->cap || (!f->rank && n != (uint64_t)f->n)) {
 		util_err_set(err, "%s: checkpoint of another format version or flock size", path);
 		goto out;
 	}
@@ -220,7 +239,28 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 
 		memcpy(&s->rp.target[d], &u, 8);
 	}
-	/* The state in id order: slot k holds boid k, as after flock_init. */
+	/* The ids: slot k holds the boid of rank k, as after flock_init. */
+	if (n < (uint64_t)f->n)
+		flock_shrink(f, (size_t)n);
+	f->n = (size_t)n;
+	if (f->rank) {
+		uint32_t next = get_u32(&r);
+
+		for (i = 0; i < f->n; i++) {
+			f->id[i] = get_u32(&r);
+			if (f->id[i] >= next || (i > 0 && f->id[i] <= f->id[i - 1]))
+				r.bad = 1;
+		}
+		if (r.bad || next > s->sc->ids_total) {
+			util_err_set(err, "%s: checkpoint damaged (ids)", path);
+			goto out;
+		}
+		f->next_id = next;
+		flock_reindex(f);
+	} else {
+		for (i = 0; i < f->n; i++)
+			f->id[i] = (uint32_t)i;
+	}
 	for (d = 0; d < 2 * f->dims + (f->has_hue ? 2 : 0); d++) {
 		float *dst = d < f->dims ? f->pos[d] : d < 2 * f->dims ? f->vel[d - f->dims] :
 			     f->hue[d - 2 * f->dims];
@@ -231,8 +271,19 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 			memcpy(&dst[i], &u, 4);
 		}
 	}
-	for (i = 0; i < f->n; i++)
-		f->id[i] = (uint32_t)i;
+	for (d = 0; d < 2 * f->dims; d++) {
+		float *dst = d < f->dims ? s->pred.pos[d] : s->pred.vel[d - f->dims];
+
+		for (i = 0; i < (size_t)s->pred.n; i++) {
+			uint32_t u = get_u32(&r);
+
+			memcpy(&dst[i], &u, 4);
+		}
+	}
+	/* The population events up to this step are in the state. */
+	for (s->next_event = 0; s->next_event < s->sc->n_events &&
+	     s->sc->events[s->next_event].step <= s->step; s->next_event++)
+		;
 	if (r.bad || r.p != r.end) {
 		util_err_set(err, "%s: checkpoint damaged (wrong length)", path);
 		goto out;

@@ -15,6 +15,15 @@
 struct flock {
 	int dims;
 	size_t n;
+	/* Room for the most boids alive at once (the population schedule's
+	 * capacity; n otherwise). */
+	size_t cap;
+	/* Ids are given in order and never reused: next_id is the next. With a
+	 * population schedule, live holds the n live ids in increasing order
+	 * and rank[id] the place of id among them (UINT32_MAX for a removed
+	 * id); without one both are NULL and the ids are 0..n-1. */
+	uint32_t next_id;
+	uint32_t *live, *rank;
 	/* Current state; pos[2] and vel[2] are NULL in 2D. Slot k holds the
 	 * boid whose id is id[k]. */
 	float *pos[3];
@@ -39,6 +48,31 @@ struct flock {
 int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err);
 void flock_free(struct flock *f);
 
+/* Applies population event ev (scenario.h) at a step: adds boids drawn as
+ * at the start (by their new ids) in its region, with the speeds of the
+ * parameters in force (cur), or removes the boids with the highest ids (in
+ * its region, when it has one), never the last boid. Slots keep their
+ * order; added boids go
+ * last. Returns the number added or removed. */
+size_t flock_apply_event(struct flock *f, const struct scenario *cur,
+			 const struct scenario_event *ev);
+
+/* Keeps the first n slots (n at most f->n), zeroing the rest. */
+void flock_shrink(struct flock *f, size_t n);
+
+/* Rebuilds live and rank (with a population schedule) from the ids in the
+ * slots, after they were set from outside (a checkpoint). */
+void flock_reindex(struct flock *f);
+
+/* The place of boid id in id order (its row in a trajectory frame). */
+static inline uint32_t flock_rank(const struct flock *f, uint32_t id)
+{
+	return f->rank ? f->rank[id] : id;
+}
+
+/* The live ids in increasing order, n of them. */
+void flock_ids(const struct flock *f, uint32_t *out);
+
 /* Exchange the current and spare position, velocity and hue buffers (after
  * a step), and the id buffers too when with_ids is set (after a reorder). */
 void flock_swap(struct flock *f, int with_ids);
@@ -46,7 +80,7 @@ void flock_swap(struct flock *f, int with_ids);
 /* The number of fields of a frame: 2 dims, plus 1 with a hue. */
 int flock_fields(const struct flock *f);
 
-/* Scatter the state into id order, as a trajectory frame: out[0..dims-1]
+/* Scatter the state into id order (flock_rank), as a trajectory frame: out[0..dims-1]
  * positions, then velocities, then (with a hue) out[2 dims] the hue in
  * turns (flock_hue_turns); each out[i] holds n floats. */
 void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX]);

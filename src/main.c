@@ -491,6 +491,11 @@ static int run(struct options *o)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (o->output && sim_has_agents(&sc)) {
+		fprintf(stderr, "boidsim: predators and population schedules cannot be written to a "
+			"trajectory yet\n");
+		goto out;
+	}
 	if (o->output) {
 		for (d = 0; d < flock_fields(&sim.flock); d++)
 			if (!(frame[d] = util_alloc((size_t)sc.count, sizeof(float), &err))) {
@@ -509,7 +514,7 @@ static int run(struct options *o)
 		}
 	}
 	if (o->metrics) {
-		if (metrics_init(&met, (size_t)sc.count, &err) != 0) {
+		if (metrics_init(&met, (size_t)sc.capacity, &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}

@@ -3,6 +3,8 @@
 #include "config.h"
 #include "rng.h"
 
+#include <math.h>
+
 #include <Random123/philox.h>
 
 void rng_draw4(uint64_t seed, enum rng_purpose purpose, uint32_t index,
@@ -17,4 +19,26 @@ void rng_draw4(uint64_t seed, enum rng_purpose purpose, uint32_t index,
 	out[1] = r.v[1];
 	out[2] = r.v[2];
 	out[3] = r.v[3];
+}
+
+void rng_direction(uint64_t seed, enum rng_purpose purpose, uint32_t index0, uint32_t id,
+		   int dims, double u[3])
+{
+	double h[3] = {0, 0, 0}, h2, n;
+	uint32_t r[4], attempt;
+	int d;
+
+	for (attempt = index0;; attempt++) {
+		rng_draw4(seed, purpose, attempt, id, 0, r);
+		h2 = 0;
+		for (d = 0; d < dims; d++) {
+			h[d] = 2.0 * ((double)r[d] * 0x1p-32) - 1.0;
+			h2 += h[d] * h[d];
+		}
+		if (h2 <= 1.0 && h2 > 1e-6)
+			break;
+	}
+	n = sqrt(h2);
+	for (d = 0; d < 3; d++)
+		u[d] = d < dims ? h[d] / n : 0.0;
 }

@@ -15,6 +15,7 @@ enum rng_purpose {
 	RNG_SPEED_NOISE = 6,    /* its smooth speed fluctuation, per period */
 	RNG_WANDER = 7,         /* the wandering target's jumps, per step */
 	RNG_HUE = 8,            /* a boid's initial hue */
+	RNG_PREDATOR = 9,       /* a predator's initial position and heading */
 };
 
 /* Four independent 32-bit words for (seed, purpose, id, step, index).
@@ -29,5 +30,13 @@ static inline double rng_unit(uint32_t hi, uint32_t lo)
 
 	return (double)(bits & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
 }
+
+/* A direction uniform on the circle (dims 2) or sphere (3), as a unit
+ * vector in binary64: points uniform in the cube [-1, 1)^dims, drawn with
+ * indices index0, index0 + 1, ..., until one falls inside the unit ball
+ * (and not at its centre). Rejection needs no trigonometry, so the result
+ * does not depend on a libm. */
+void rng_direction(uint64_t seed, enum rng_purpose purpose, uint32_t index0, uint32_t id,
+		   int dims, double u[3]);
 
 #endif

@@ -70,6 +70,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->n_attractors = sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN ?
 			  0 : sc->n_attractors;
 	p->attractors = sc->attractors;
+	p->r_flee = sc->r_flee;
+	p->w_flee = sc->w_flee;
 	p->has_hue = sc->has_hue;
 	if (p->has_hue) {
 		r = (float)sc->r_hue;
@@ -156,6 +158,11 @@ static int normalize(double v[3], int dims)
 	return 1;
 }
 
+int rules_normalize(double v[3], int dims)
+{
+	return normalize(v, dims);
+}
+
 /* A unit vector perpendicular to unit u (2D: u turned by +90 degrees). */
 static void perpendicular(const double u[3], int dims, double e[3])
 {
@@ -200,13 +207,13 @@ static void rotate_about(const double u[3], int dims, double c, double s, double
 		out[k] = c * u[k] + s * (cp * e1[k] + sp * e2[k]);
 }
 
-void rules_turn(const struct rules_params *p, int dims, const double u[3],
-		const double w[3], double out[3])
+void rules_turn_limit(double cos_t, double sin_t, int dims, const double u[3],
+		      const double w[3], double out[3])
 {
 	double perp[3], uw = dot3(u, w, dims);
 	int k;
 
-	if (!p->has_turn || uw >= p->cos_turn) {
+	if (uw >= cos_t) {
 		memcpy(out, w, 3 * sizeof *w);
 		return;
 	}
@@ -216,7 +223,17 @@ void rules_turn(const struct rules_params *p, int dims, const double u[3],
 	if (!normalize(perp, dims))
 		perpendicular(u, dims, perp); /* w opposite u: either way round */
 	for (k = 0; k < 3; k++)
-		out[k] = p->cos_turn * u[k] + p->sin_turn * perp[k];
+		out[k] = cos_t * u[k] + sin_t * perp[k];
+}
+
+void rules_turn(const struct rules_params *p, int dims, const double u[3],
+		const double w[3], double out[3])
+{
+	if (!p->has_turn) {
+		memcpy(out, w, 3 * sizeof *w);
+		return;
+	}
+	rules_turn_limit(p->cos_turn, p->sin_turn, dims, u, w, out);
 }
 
 /* ---- Reynolds ---- */
@@ -327,6 +344,23 @@ static int attractor_offset(const struct rules_params *p, int i, const float pos
 	return r2 <= range * range && r2 > 0.0;
 }
 
+/* The displacement away from predator i (nearest image under wrap) when
+ * the boid is within radii.flee of it; 0 when it flees not, or when they
+ * coincide (no direction to flee in). */
+static int flee_offset(const struct rules_params *p, int i, const float pos[3], double off[3])
+{
+	double r2 = 0.0;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		off[k] = 0.0;
+	for (k = 0; k < p->dims; k++) {
+		off[k] = bounds_min_image(&p->box, k, pos[k] - p->pred_pos[k][i]);
+		r2 += off[k] * off[k];
+	}
+	return r2 <= p->r_flee * p->r_flee && r2 > 0.0;
+}
+
 void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 			const float pos[3], const float vel[3], double smax, double acc[3])
 {
@@ -381,12 +415,18 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 			desired[e] = s < 0 ? -desired[e] : desired[e];
 		add_rule(p, fabs(s), desired, vel, smax, acc);
 	}
+	/* Flee: from each predator within radii.flee, steer straight away
+	 * (Reynolds 1999, "flee"), weight weights.flee, predators in order. */
+	for (k = 0; k < p->n_pred; k++)
+		if (flee_offset(p, k, pos, desired))
+			add_rule(p, p->w_flee, desired, vel, smax, acc);
 }
 
 /* ---- simple ---- */
 /* dv/dt = w_coh (mean d) + w_ali (mean v_j - v) + w_sep sum(p_i - p_j)
  *       + w_target (target - p) + w_bounds (containment direction)
- *       + sum over attractors in range of strength (a - p)/|a - p| */
+ *       + sum over attractors in range of strength (a - p)/|a - p|
+ *       + sum over predators q within radii.flee of w_flee (p - q)/|p - q| */
 static void simple_acceleration(const struct rules_params *p, const struct rules_acc *a,
 				const float pos[3], const float vel[3], double acc[3])
 {
@@ -432,6 +472,16 @@ static void simple_acceleration(const struct rules_params *p, const struct rules
 			n2 += off[k] * off[k];
 		for (k = 0; k < p->dims; k++)
 			acc[k] += p->attractors[i].strength * off[k] / sqrt(n2);
+	}
+	for (i = 0; i < p->n_pred; i++) {
+		double n2 = 0.0;
+
+		if (!flee_offset(p, i, pos, off))
+			continue;
+		for (k = 0; k < p->dims; k++)
+			n2 += off[k] * off[k];
+		for (k = 0; k < p->dims; k++)
+			acc[k] += p->w_flee * off[k] / sqrt(n2);
 	}
 }
 
@@ -539,8 +589,29 @@ static void vicsek_update(const struct rules_params *p, const struct rules_acc *
 	finish_heading(p, h, speed, move, pos, pos_out, vel_out);
 }
 
+/* The sum of the unit vectors away from the predators within radii.flee;
+ * 0 when there is none. */
+static int flee_sum(const struct rules_params *p, const float pos[3], double d[3])
+{
+	double off[3];
+	int i, k, n = 0;
+
+	for (i = 0; i < p->n_pred; i++) {
+		if (!flee_offset(p, i, pos, off))
+			continue;
+		normalize(off, p->dims);
+		for (k = 0; k < p->dims; k++)
+			d[k] += off[k];
+		n++;
+	}
+	return n;
+}
+
 /* ---- Couzin ---- */
-/* Repulsion first: d = -sum r_ij/|r_ij| over the zone of repulsion. Else
+/* Predators first: d = sum of the unit vectors away from those within
+ * radii.flee (a zone of flight above the paper's zones, as in models of
+ * predator avoidance built on it). Then repulsion: d = -sum r_ij/|r_ij|
+ * over the zone of repulsion. Else
  * d_o = sum v_j/|v_j| (zone of orientation), d_a = sum r_ij/|r_ij| (zone of
  * attraction); both present: d = (d_o/|d_o| + d_a/|d_a|)/2, as in the
  * paper; one: that one; none: keep the heading. Then the heading is turned
@@ -558,7 +629,9 @@ static void couzin_update(const struct rules_params *p, const struct rules_acc *
 		u[k] = vel[k];
 	if (!normalize(u, dims))
 		u[0] = 1.0;
-	if (a->n_sep > 0) {
+	if (flee_sum(p, pos, d)) {
+		/* predators first: away from them, whatever the neighbours do */
+	} else if (a->n_sep > 0) {
 		for (k = 0; k < dims; k++)
 			d[k] = -(double)a->sep[k];
 	} else {

@@ -45,6 +45,12 @@ struct rules_params {
 	double cos_turn, sin_turn;
 	/* Vicsek in 3D: the cosine of the noise cone's half-angle. */
 	double cos_half_noise;
+	/* Predators, their positions at the current step (the simulation
+	 * sets them before each step): boids within r_flee of one flee it,
+	 * with weight w_flee. */
+	int n_pred;
+	const float *pred_pos[3];
+	double r_flee, w_flee;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;
@@ -112,6 +118,16 @@ void rules_set_step(struct rules_params *p, uint64_t step);
  * speed.variation draw and its speed.noise fluctuation, never below
  * speed.min. */
 double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step);
+
+/* Scales v to unit length in binary64; returns 0 (v unchanged) when v is
+ * zero. */
+int rules_normalize(double v[3], int dims);
+
+/* Turns unit heading u toward unit direction w by at most the angle whose
+ * cosine and sine are cos_t and sin_t, in the plane of the two (either way
+ * round when w is opposite u). */
+void rules_turn_limit(double cos_t, double sin_t, int dims, const double u[3],
+		      const double w[3], double out[3]);
 
 /* 1/|v|, or 0 for a zero vector. */
 static inline float rules_inv_norm(const float v[3], const int dims)

@@ -30,10 +30,11 @@ struct skey {
 
 static const struct skey RADII_KEYS[] = {
 	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0},
-	{"avoid", NULL, 0}, {NULL, NULL, 0}};
+	{"avoid", NULL, 0}, {"flee", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey WEIGHT_KEYS[] = {
 	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0},
-	{"target", NULL, 0}, {"bounds", NULL, 0}, {"avoid", NULL, 0}, {NULL, NULL, 0}};
+	{"target", NULL, 0}, {"bounds", NULL, 0}, {"avoid", NULL, 0}, {"flee", NULL, 0},
+	{NULL, NULL, 0}};
 static const struct skey NOISE_KEYS[] = {{"amplitude", NULL, 0}, {"period", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey SPEED_KEYS[] = {
 	{"min", NULL, 0}, {"max", NULL, 0}, {"variation", NULL, 0}, {"noise", NOISE_KEYS, 0}, {NULL, NULL, 0}};
@@ -53,6 +54,13 @@ static const struct skey BOUNDS_KEYS[] = {
 	{"min", NULL, 0}, {"max", NULL, 0}, {"mode", NULL, 0}, {"margin", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey TARGET_KEYS[] = {
 	{"position", NULL, 0}, {"radius", NULL, 0}, {"wander", WANDER_KEYS, 0}, {NULL, NULL, 0}};
+static const struct skey REGION_KEYS[] = {{"min", NULL, 0}, {"max", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey PREDATOR_KEYS[] = {
+	{"count", NULL, 0}, {"speed", NULL, 0}, {"chase", NULL, 0}, {"range", NULL, 0},
+	{"max_turn", NULL, 0}, {"region", REGION_KEYS, 0}, {NULL, NULL, 0}};
+static const struct skey EVENT_KEYS[] = {
+	{"step", NULL, 0}, {"add", NULL, 0}, {"remove", NULL, 0}, {"region", REGION_KEYS, 0},
+	{NULL, NULL, 0}};
 static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
 	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
@@ -65,7 +73,8 @@ static const struct skey ROOT_KEYS[] = {
 	{"output", OUTPUT_KEYS, 0}, {"model", NULL, 0}, {"noise", NULL, 0}, {"view_angle", NULL, 0},
 	{"max_turn", NULL, 0}, {"attractors", ATTRACTOR_KEYS, SKEY_ARRAY},
 	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {"obstacles", OBSTACLE_KEYS, SKEY_ARRAY},
-	{"hue", HUE_KEYS, 0}, {NULL, NULL, 0}};
+	{"hue", HUE_KEYS, 0}, {"predators", PREDATOR_KEYS, 0},
+	{"population", EVENT_KEYS, SKEY_ARRAY}, {NULL, NULL, 0}};
 
 static const char *const MODEL_NAMES[] = {"reynolds", "simple", "vicsek", "couzin"};
 
@@ -74,7 +83,8 @@ static const char *const UNUSED_REYNOLDS[] = {"noise", NULL};
 static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", NULL};
 static const char *const UNUSED_VICSEK[] = {
 	"radii.separation", "radii.cohesion", "weights", "max_force", "speed.min",
-	"view_angle", "max_turn", "target", "attractors", "radii.avoid", NULL};
+	"view_angle", "max_turn", "target", "attractors", "radii.avoid", "radii.flee",
+	"predators", NULL};
 static const char *const UNUSED_COUZIN[] = {
 	"weights", "max_force", "speed.min", "target", "attractors", "radii.avoid", NULL};
 static const char *const *const UNUSED[] = {
@@ -782,6 +792,191 @@ static int parse_obstacles(const struct ctx *c, const cJSON *root, struct scenar
 	return 0;
 }
 
+static const char *const CHASE_NAMES[] = {"nearest", "centre"};
+
+/* A region {min, max}: node (NULL: absent, returns 1), named path in
+ * messages; min <= max (a point adds boids at one place). Under wrap and
+ * reflect it must lie in the box, where boids live. */
+static int read_region(const struct ctx *c, const cJSON *node, const char *path,
+		       const struct scenario *sc, double *lo, double *hi)
+{
+	const cJSON *mn = cJSON_GetObjectItemCaseSensitive(node, "min");
+	const cJSON *mx = cJSON_GetObjectItemCaseSensitive(node, "max");
+	char p[128];
+	int d;
+
+	if (node == NULL)
+		return 1;
+	snprintf(p, sizeof p, "%s.%s", path, mn ? "max" : "min");
+	if (mn == NULL || mx == NULL) {
+		fail(c, p, "required key is missing");
+		return -1;
+	}
+	snprintf(p, sizeof p, "%s.min", path);
+	if (vec_node(c, mn, p, sc->dims, lo) != 0)
+		return -1;
+	snprintf(p, sizeof p, "%s.max", path);
+	if (vec_node(c, mx, p, sc->dims, hi) != 0)
+		return -1;
+	for (d = 0; d < sc->dims; d++) {
+		snprintf(p, sizeof p, "%s.max[%d]", path, d);
+		if (hi[d] < lo[d]) {
+			fail(c, p, "must be at least %s.min[%d] (%g)", path, d, lo[d]);
+			return -1;
+		}
+		if ((sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_REFLECT) &&
+		    (lo[d] < sc->bmin[d] || hi[d] > sc->bmax[d])) {
+			fail(c, p, "the region must lie inside the bounds box under %s "
+			     "(axis %d: %g to %g)", scenario_mode_name(sc->mode), d,
+			     sc->bmin[d], sc->bmax[d]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* predators: count, speed, chase, range, max_turn, region; and the boids'
+ * radii.flee and weights.flee. Vicsek's particles know no predator. */
+static int parse_predators(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const cJSON *chase = lookup(root, "predators.chase");
+	uint64_t n;
+	double diag = 0;
+	int d, rc;
+
+	if (read_real(c, root, "radii.flee", 0, 1, SCENARIO_VALUE_MAX, sc->r_ali, &sc->r_flee) ||
+	    read_real(c, root, "weights.flee", 0, 0, SCENARIO_VALUE_MAX, 2.0, &sc->w_flee))
+		return -1;
+	if (lookup(root, "predators") == NULL || sc->model == MODEL_VICSEK)
+		return 0;
+	for (d = 0; d < sc->dims; d++)
+		diag += (sc->bmax[d] - sc->bmin[d]) * (sc->bmax[d] - sc->bmin[d]);
+	if (read_uint(c, root, "predators.count", 1, SCENARIO_PREDATORS_MAX, 0, 1, &n) ||
+	    read_real(c, root, "predators.speed", 0, 1, SCENARIO_VALUE_MAX, sc->speed_max,
+		      &sc->pred_speed) ||
+	    read_real(c, root, "predators.range", 0, 1, SCENARIO_VALUE_MAX, sqrt(diag),
+		      &sc->pred_range) ||
+	    read_real(c, root, "predators.max_turn", 0, 0, SCENARIO_VALUE_MAX, 0.0,
+		      &sc->pred_max_turn))
+		return -1;
+	sc->n_predators = (int)n;
+	sc->pred_chase = PREDATOR_NEAREST;
+	if (chase) {
+		if (!cJSON_IsString(chase)) {
+			fail(c, "predators.chase", "expected \"nearest\" or \"centre\"");
+			return -1;
+		}
+		for (d = 0; d < 2 && strcmp(chase->valuestring, CHASE_NAMES[d]) != 0; d++)
+			;
+		if (d == 2) {
+			fail(c, "predators.chase", "expected \"nearest\" or \"centre\", got \"%s\"",
+			     chase->valuestring);
+			return -1;
+		}
+		sc->pred_chase = (enum predator_chase)d;
+	}
+	rc = read_region(c, lookup(root, "predators.region"), "predators.region", sc,
+			 sc->pred_min, sc->pred_max);
+	if (rc < 0)
+		return -1;
+	if (rc > 0) {
+		memcpy(sc->pred_min, sc->bmin, sizeof sc->pred_min);
+		memcpy(sc->pred_max, sc->bmax, sizeof sc->pred_max);
+	}
+	return 0;
+}
+
+/* population: [{step, add | remove, region}], steps not decreasing. A
+ * removal without a region must leave a boid even were every removal in a
+ * region to find none; the ids given must fit in 32 bits. capacity bounds
+ * the boids alive at once. */
+static int parse_population(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const cJSON *list = lookup(root, "population"), *e;
+	uint64_t high = sc->count, prev = 0;
+	int i = 0;
+
+	sc->capacity = sc->ids_total = sc->count;
+	if (list == NULL)
+		return 0;
+	if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1 ||
+	    cJSON_GetArraySize(list) > SCENARIO_EVENTS_MAX) {
+		fail(c, "population", "expected an array of 1 to %d events", SCENARIO_EVENTS_MAX);
+		return -1;
+	}
+	sc->events = calloc((size_t)cJSON_GetArraySize(list), sizeof *sc->events);
+	if (sc->events == NULL) {
+		util_err_set(c->err, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(e, list) {
+		struct scenario_event *ev = &sc->events[i];
+		const cJSON *add = cJSON_GetObjectItemCaseSensitive(e, "add");
+		const cJSON *rm = cJSON_GetObjectItemCaseSensitive(e, "remove");
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "step");
+		char path[64], sub[96];
+		int rc;
+
+		snprintf(path, sizeof path, "population[%d]", i);
+		sc->n_events = ++i;
+		snprintf(sub, sizeof sub, "%s.step", path);
+		if (st == NULL) {
+			fail(c, sub, "required key is missing");
+			return -1;
+		}
+		/* Step 0 is the initial count; a step beyond the run is never
+		 * reached, so that a scenario can be run shorter with --steps. */
+		if (uint_node(c, st, sub, 1, UINT64_C(1) << 53, &ev->step) != 0)
+			return -1;
+		if (ev->step < prev) {
+			fail(c, sub, "population steps must not decrease (previous %" PRIu64 ")",
+			     prev);
+			return -1;
+		}
+		prev = ev->step;
+		if ((add == NULL) == (rm == NULL)) {
+			fail(c, path, "give either add or remove");
+			return -1;
+		}
+		ev->add = add != NULL;
+		snprintf(sub, sizeof sub, "%s.%s", path, add ? "add" : "remove");
+		if (uint_node(c, add ? add : rm, sub, 1, SCENARIO_COUNT_MAX, &ev->n) != 0)
+			return -1;
+		snprintf(sub, sizeof sub, "%s.region", path);
+		rc = read_region(c, cJSON_GetObjectItemCaseSensitive(e, "region"), sub, sc,
+				 ev->rmin, ev->rmax);
+		if (rc < 0)
+			return -1;
+		ev->has_region = rc == 0;
+		if (!ev->has_region) {
+			memcpy(ev->rmin, sc->bmin, sizeof ev->rmin);
+			memcpy(ev->rmax, sc->bmax, sizeof ev->rmax);
+		}
+		snprintf(sub, sizeof sub, "%s.%s", path, ev->add ? "add" : "remove");
+		if (ev->add) {
+			if (ev->n > SCENARIO_COUNT_MAX - sc->ids_total) {
+				fail(c, sub, "more than %u boids in all: ids are 32-bit",
+				     SCENARIO_COUNT_MAX);
+				return -1;
+			}
+			sc->ids_total += ev->n;
+			high += ev->n;
+			if (high > sc->capacity)
+				sc->capacity = high;
+		} else if (!ev->has_region) {
+			/* A removal in a region takes what it finds there, and no
+			 * removal ever takes the last boid (flock_apply_event). */
+			if (ev->n >= high) {
+				fail(c, sub, "would leave no boid (at most %" PRIu64 " before it)",
+				     high);
+				return -1;
+			}
+			high -= ev->n;
+		}
+	}
+	return 0;
+}
+
 /* The keys a schedule may change: parameters, never the flock's size,
  * dimensions, box, seed or time step. */
 static const char *const SCHEDULABLE[] = {
@@ -810,6 +1005,8 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 		return -1;
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(work, "schedule");
+	/* The population is the run's, not a stage's. */
+	cJSON_DeleteItemFromObjectCaseSensitive(work, "population");
 	/* The hue radius defaults to the alignment radius at the start: a
 	 * schedule changes it only through hue.radius, so that the effective
 	 * scenario, which names it, runs the same stages. */
@@ -1037,7 +1234,8 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	}
 	if (parse_attractors(c, root, sc) != 0 || parse_obstacles(c, root, sc) != 0 ||
 	    read_real(c, root, "radii.avoid", 0, 1, VM, sc->r_ali, &sc->r_avoid) ||
-	    read_real(c, root, "weights.avoid", 0, 0, VM, 1.0, &sc->w_avoid))
+	    read_real(c, root, "weights.avoid", 0, 0, VM, 1.0, &sc->w_avoid) ||
+	    parse_predators(c, root, sc) != 0 || parse_population(c, root, sc) != 0)
 		return -1;
 	/* Colour following: on when the key is there, even empty. A rate
 	 * above 1/dt would carry a hue past its neighbours' mean. The radius
@@ -1077,17 +1275,17 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	}
 	/* Refuse before allocating: the arrays must fit in size_t and in RAM. */
 	per = SCENARIO_BYTES_PER_BOID + (sc->has_hue ? SCENARIO_HUE_BYTES_PER_BOID : 0);
-	if (sc->count > SIZE_MAX / per) {
-		fail(c, "count", "%" PRIu64 " boids overflow this machine's address space",
-		     sc->count);
+	if (sc->capacity > SIZE_MAX / per) {
+		fail(c, sc->n_events ? "population" : "count", "%" PRIu64 " boids overflow "
+		     "this machine's address space", sc->capacity);
 		return -1;
 	}
-	need = sc->count * per;
+	need = sc->capacity * per;
 	phys = util_phys_mem();
 	if (phys != 0 && need > phys) {
-		fail(c, "count", "%" PRIu64 " boids need about %.1f GiB, more than this "
-		     "machine's %.1f GiB", sc->count, need / 1073741824.0,
-		     phys / 1073741824.0);
+		fail(c, sc->n_events ? "population" : "count", "%" PRIu64 " boids need about "
+		     "%.1f GiB, more than this machine's %.1f GiB", sc->capacity,
+		     need / 1073741824.0, phys / 1073741824.0);
 		return -1;
 	}
 	if (note_unused(c, root, sc) != 0 || parse_schedule(c, root, sc) != 0)
@@ -1333,6 +1531,8 @@ char *scenario_to_json(const struct scenario *sc)
 	add_used(sc, o, "radii.cohesion", sc->r_coh);
 	if (sc->n_obstacles > 0)
 		add_used(sc, o, "radii.avoid", sc->r_avoid);
+	if (sc->n_predators > 0)
+		add_used(sc, o, "radii.flee", sc->r_flee);
 	if (model_uses(sc->model, "weights")) {
 		o = cJSON_AddObjectToObject(root, "weights");
 		add_used(sc, o, "weights.separation", sc->w_sep);
@@ -1342,6 +1542,8 @@ char *scenario_to_json(const struct scenario *sc)
 		add_used(sc, o, "weights.bounds", sc->w_bounds);
 		if (sc->n_obstacles > 0)
 			add_used(sc, o, "weights.avoid", sc->w_avoid);
+		if (sc->n_predators > 0)
+			add_used(sc, o, "weights.flee", sc->w_flee);
 	}
 	o = cJSON_AddObjectToObject(root, "speed");
 	add_used(sc, o, "speed.min", sc->speed_min);
@@ -1421,6 +1623,37 @@ char *scenario_to_json(const struct scenario *sc)
 			}
 		}
 	}
+	if (sc->n_predators > 0) {
+		cJSON *rg;
+
+		o = cJSON_AddObjectToObject(root, "predators");
+		cJSON_AddNumberToObject(o, "count", sc->n_predators);
+		cJSON_AddNumberToObject(o, "speed", sc->pred_speed);
+		cJSON_AddStringToObject(o, "chase", CHASE_NAMES[sc->pred_chase]);
+		cJSON_AddNumberToObject(o, "range", sc->pred_range);
+		cJSON_AddNumberToObject(o, "max_turn", sc->pred_max_turn);
+		rg = cJSON_AddObjectToObject(o, "region");
+		cJSON_AddItemToObject(rg, "min", vec_json(sc->pred_min, sc->dims));
+		cJSON_AddItemToObject(rg, "max", vec_json(sc->pred_max, sc->dims));
+	}
+	if (sc->n_events > 0) {
+		cJSON *arr = cJSON_AddArrayToObject(root, "population");
+		int i;
+
+		for (i = 0; arr && i < sc->n_events; i++) {
+			const struct scenario_event *ev = &sc->events[i];
+			cJSON *a = cJSON_CreateObject(), *rg;
+
+			cJSON_AddItemToArray(arr, a);
+			cJSON_AddNumberToObject(a, "step", (double)ev->step);
+			cJSON_AddNumberToObject(a, ev->add ? "add" : "remove", (double)ev->n);
+			if (!ev->has_region)
+				continue;
+			rg = cJSON_AddObjectToObject(a, "region");
+			cJSON_AddItemToObject(rg, "min", vec_json(ev->rmin, sc->dims));
+			cJSON_AddItemToObject(rg, "max", vec_json(ev->rmax, sc->dims));
+		}
+	}
 	if (sc->schedule_json)
 		cJSON_AddItemToObject(root, "schedule", cJSON_Parse(sc->schedule_json));
 	add_used(sc, root, "noise", sc->noise);
@@ -1459,6 +1692,9 @@ void scenario_free(struct scenario *sc)
 	sc->n_obstacles = 0;
 	free(sc->schedule_json);
 	sc->schedule_json = NULL;
+	free(sc->events);
+	sc->events = NULL;
+	sc->n_events = 0;
 	sc->n_attractors = 0;
 	for (i = 0; i < sc->n_stages; i++)
 		scenario_free(&sc->stages[i].sc);

@@ -39,6 +39,21 @@ struct scenario_attractor {
 	double (*pos)[3];
 };
 
+/* Predators (boidsim-scenario(5), PREDATORS): how each chooses its quarry. */
+enum predator_chase { PREDATOR_NEAREST = 0, PREDATOR_CENTRE };
+#define SCENARIO_PREDATORS_MAX 1024
+
+/* The population schedule: at a step, boids added in a region (with new
+ * ids) or removed (the highest ids first, in a region when one is given). */
+#define SCENARIO_EVENTS_MAX 1024
+struct scenario_event {
+	uint64_t step;
+	int add;                  /* 1: add n boids; 0: remove up to n */
+	uint64_t n;
+	int has_region;
+	double rmin[3], rmax[3];  /* the region; the bounds box when none */
+};
+
 struct scenario_stage;
 struct obstacle;
 #define SCENARIO_OBSTACLES_MAX 4096
@@ -85,6 +100,22 @@ struct scenario {
 	 * trajectory as an extra field. */
 	int has_hue;
 	double hue_weight, r_hue;
+	/* Predators: n_predators agents (0: none) moving at pred_speed,
+	 * turning at most pred_max_turn degrees per unit time (0: at once),
+	 * chasing the nearest boid within pred_range or the flock's centre;
+	 * they start uniform in the region pred_min..pred_max. Boids within
+	 * r_flee of one flee it with weight w_flee. */
+	int n_predators;
+	enum predator_chase pred_chase;
+	double pred_speed, pred_range, pred_max_turn;
+	double pred_min[3], pred_max[3];
+	double r_flee, w_flee;
+	/* The population schedule, in order of step (events of one step in
+	 * the order given). capacity: the most boids alive at once, were every
+	 * removal in a region to remove none; ids_total: ids ever given. */
+	int n_events;
+	struct scenario_event *events;
+	uint64_t capacity, ids_total;
 	/* The parameter schedule: stage k's parameters apply from its step on
 	 * (the state at step+1 is the first computed with them). */
 	int n_stages;

@@ -17,7 +17,9 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	rules_params_init(&s->rp, sc);
 	if (flock_init(&s->flock, sc, err) != 0)
 		return -1;
-	if (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.n, err) != 0) {
+	if (predators_init(&s->pred, sc, s->flock.cap, err) != 0 ||
+	    (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.cap, err) != 0)) {
+		predators_free(&s->pred);
 		flock_free(&s->flock);
 		return -1;
 	}
@@ -27,6 +29,7 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 void sim_free(struct sim *s)
 {
 	flock_free(&s->flock);
+	predators_free(&s->pred);
 	if (s->search == SIM_GRID)
 		grid_free(&s->grid);
 	util_free(s->seen);
@@ -77,13 +80,17 @@ void sim_step(struct sim *s)
 	if (s->sc->has_wander && s->step > 0)
 		wander(s);
 	rules_set_step(&s->rp, s->step);
+	s->rp.n_pred = s->pred.n;
+	memcpy(s->rp.pred_pos, s->pred.pos, sizeof s->rp.pred_pos);
 	t0 = util_seconds();
 	if (s->search == SIM_GRID) {
 		grid_build(&s->grid, &s->flock);
 		t1 = util_seconds();
+		predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
 		s->stats.candidates += grid_step(&s->grid, &s->flock, &s->rp, s->step);
 	} else {
 		t1 = t0;
+		predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
 		brute_step(&s->flock, &s->rp, s->step);
 		s->stats.candidates += (uint64_t)s->flock.n * s->flock.n;
 	}
@@ -91,7 +98,22 @@ void sim_step(struct sim *s)
 	s->stats.t_step += util_seconds() - t1;
 	s->stats.boid_steps += s->flock.n;
 	flock_swap(&s->flock, 0);
+	predators_swap(&s->pred);
 	s->step++;
+	sim_apply_events(s);
+}
+
+void sim_apply_events(struct sim *s)
+{
+	while (s->next_event < s->sc->n_events &&
+	       s->sc->events[s->next_event].step <= s->step) {
+		const struct scenario_event *ev = &s->sc->events[s->next_event++];
+		size_t done = flock_apply_event(&s->flock, s->cur, ev);
+
+		util_msg(UTIL_VERBOSE, "step %llu: %s %zu boids (now %zu)",
+			 (unsigned long long)s->step, ev->add ? "added" : "removed", done,
+			 s->flock.n);
+	}
 }
 
 int sim_check(struct sim *s, struct util_err *err)
@@ -103,14 +125,14 @@ int sim_check(struct sim *s, struct util_err *err)
 	size_t k;
 	int d;
 
-	if (s->seen == NULL && !(s->seen = util_alloc(f->n, 1, err)))
+	if (s->seen == NULL && !(s->seen = util_alloc((size_t)s->sc->ids_total, 1, err)))
 		return -1;
-	memset(s->seen, 0, f->n);
+	memset(s->seen, 0, f->next_id);
 	for (k = 0; k < f->n; k++) {
 		double v2 = 0, sp;
 		uint32_t id = f->id[k];
 
-		if (id >= f->n || s->seen[id]) {
+		if (id >= f->next_id || s->seen[id] || flock_rank(f, id) >= f->n) {
 			util_err_set(err, "step %llu: slot %zu holds id %u twice or out of range",
 				     (unsigned long long)s->step, k, id);
 			return -1;
@@ -142,6 +164,26 @@ int sim_check(struct sim *s, struct util_err *err)
 			return -1;
 		}
 	}
+	for (k = 0; k < (size_t)s->pred.n; k++) {
+		double v2 = 0, sp;
+
+		for (d = 0; d < f->dims; d++) {
+			float p = s->pred.pos[d][k], v = s->pred.vel[d][k];
+
+			if (!isfinite(p) || !isfinite(v)) {
+				util_err_set(err, "step %llu: predator %zu has a non-finite value",
+					     (unsigned long long)s->step, k);
+				return -1;
+			}
+			v2 += (double)v * v;
+		}
+		sp = sqrt(v2);
+		if (fabs(sp - s->cur->pred_speed) > SIM_SPEED_TOL * s->cur->pred_speed) {
+			util_err_set(err, "step %llu: predator %zu has speed %.9g, not %g",
+				     (unsigned long long)s->step, k, sp, s->cur->pred_speed);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -156,4 +198,41 @@ void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
 	} else {
 		metrics_compute(m, &s->flock, NULL, &s->rp, row);
 	}
+}
+
+int sim_has_agents(const struct scenario *sc)
+{
+	return sc->n_predators > 0 || sc->n_events > 0;
+}
+
+uint64_t sim_frame_capacity(const struct scenario *sc)
+{
+	return sc->capacity + (uint64_t)sc->n_predators;
+}
+
+size_t sim_frame(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+		 uint32_t *groups)
+{
+	const struct flock *f = &s->flock;
+	const size_t n = f->n;
+	int d, i, dims = f->dims;
+
+	flock_to_id_order(f, out);
+	if (ids)
+		flock_ids(f, ids);
+	if (groups)
+		memset(groups, 0, n * sizeof *groups);
+	for (i = 0; i < s->pred.n; i++) {
+		for (d = 0; d < dims; d++) {
+			out[d][n + (size_t)i] = s->pred.pos[d][i];
+			out[dims + d][n + (size_t)i] = s->pred.vel[d][i];
+		}
+		if (f->has_hue)
+			out[2 * dims][n + (size_t)i] = 0.0f;
+		if (ids)
+			ids[n + (size_t)i] = (uint32_t)i;
+		if (groups)
+			groups[n + (size_t)i] = 1; /* TRAJ_GROUP_PREDATOR */
+	}
+	return n + (size_t)s->pred.n;
 }

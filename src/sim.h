@@ -6,6 +6,7 @@
 #include "flock.h"
 #include "grid.h"
 #include "metrics.h"
+#include "predators.h"
 #include "rules.h"
 #include "scenario.h"
 #include "util.h"
@@ -24,12 +25,14 @@ struct sim_stats {
 struct sim {
 	const struct scenario *sc;
 	struct flock flock;
+	struct predators pred;
 	struct grid grid;
 	struct rules_params rp;
 	enum sim_search search;
 	uint64_t step;
 	const struct scenario *cur; /* the parameters in force: sc or a stage */
 	int next_stage;             /* the next entry of sc's schedule */
+	int next_event;             /* the next entry of sc's population schedule */
 	unsigned char *seen; /* scratch for sim_check */
 	struct sim_stats stats;
 };
@@ -38,15 +41,36 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     struct util_err *err);
 void sim_free(struct sim *s);
 
-/* Advances every boid by one synchronous step. */
+/* Advances every boid and predator by one synchronous step; then, at a
+ * step of the population schedule, adds and removes boids, so that the
+ * state at that step (its frame) holds the new population. */
 void sim_step(struct sim *s);
 
-/* The invariants that must hold after every step: the count and the set of
- * ids unchanged, every value finite, speeds within [speed.min, speed.max]
- * (to SIM_SPEED_TOL relative), positions inside the box under wrap and
- * reflect. Returns 0, or -1 naming the first violation. */
+/* Applies the population events due at or before the current step that
+ * are not applied yet (after sim_init or a checkpoint, none are). */
+void sim_apply_events(struct sim *s);
+
+/* The invariants that must hold after every step: every live id once and
+ * only live ids, every value finite, speeds within [speed.min, speed.max]
+ * (predators: at predators.speed), to SIM_SPEED_TOL relative, positions
+ * inside the box under wrap and reflect. Returns 0, or -1 naming the first
+ * violation. */
 #define SIM_SPEED_TOL 1e-6
 int sim_check(struct sim *s, struct util_err *err);
+
+/* Whether the run's frames hold agents with ids and groups (trajectory
+ * flag "agents"): with predators or a population schedule. The most
+ * agents a frame can hold. */
+int sim_has_agents(const struct scenario *sc);
+uint64_t sim_frame_capacity(const struct scenario *sc);
+
+/* The current state as a trajectory frame: the boids in id order
+ * (flock_to_id_order), then the predators in order; with ids and groups
+ * (trajectory groups 0 and 1) when they are not NULL. Predators have hue
+ * 0. Every out[f], ids and groups needs room for sim_frame_capacity().
+ * Returns the number of agents. */
+size_t sim_frame(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+		 uint32_t *groups);
 
 /* The order parameters of the current state (metrics.h). */
 void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row);

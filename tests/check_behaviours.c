@@ -1,7 +1,7 @@
 /* check_behaviours.c: the behaviours of the seed systems: per-boid speeds,
  * target radius and wandering target, attractors and repellers, the
- * parameter schedule and colour following, each on a small case whose
- * outcome is known. */
+ * parameter schedule, colour following, predators and the population
+ * schedule, each on a small case whose outcome is known. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -580,6 +580,214 @@ START_TEST(test_hue_keeps_motion)
 }
 END_TEST
 
+/* A boid flees a predator: one boid moving across, a predator as fast as
+ * it three units behind, chasing it. _i: model (reynolds, simple, couzin)
+ * x dims. With flight (against weights.flee 0, or for Couzin a radii.flee
+ * too small to see the predator) the boid's velocity away from the
+ * predator is larger after one step, and after twenty it is well away
+ * and heading away. */
+START_TEST(test_boids_flee_predator)
+{
+	static const char *const MODEL[] = {"reynolds", "simple", "couzin"};
+	const int m = _i % 3, dims = 2 + _i / 3;
+	double dist[2], away[2], along[2];
+	int on, t, d;
+
+	for (on = 0; on < 2; on++) {
+		char text[1024];
+		struct scenario sc;
+		struct sim s;
+		struct util_err err;
+		double v[3] = {0, 0, 0}, r[3] = {0, 0, 0}, r2 = 0, dot = 0;
+
+		snprintf(text, sizeof text,
+			 "{\"model\": \"%s\", \"dimensions\": %d, \"count\": 1, \"steps\": 1,"
+			 " \"speed\": {\"min\": 0, \"max\": 1}, \"max_force\": 0.2,"
+			 " \"radii\": {\"flee\": %s}, \"weights\": {\"flee\": %s},"
+			 " \"predators\": {\"speed\": 0.5},"
+			 " \"bounds\": {\"min\": [0, 0%s], \"max\": [60, 60%s], \"mode\": \"none\"}}",
+			 MODEL[m], dims, m == 2 && !on ? "0.01" : "6", m != 2 && !on ? "0" : "2",
+			 dims == 3 ? ", 0" : "", dims == 3 ? ", 60" : "");
+		load_ok(text, &sc);
+		ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+		ck_assert_int_eq(s.pred.n, 1);
+		for (d = 0; d < dims; d++) {
+			s.flock.pos[d][0] = 30.0f;
+			s.flock.vel[d][0] = d == 1 ? 0.5f : 0.0f;
+			s.pred.pos[d][0] = d == 0 ? 27.0f : 30.0f;
+			s.pred.vel[d][0] = d == 0 ? 0.5f : 0.0f;
+		}
+		for (t = 1; t <= 20; t++) {
+			sim_step(&s);
+			ck_assert_msg(sim_check(&s, &err) == 0, "%s", err.msg);
+			if (t == 1) {
+				double q2 = 0, q = 0;
+
+				for (d = 0; d < dims; d++) {
+					double rd = (double)s.flock.pos[d][0] - s.pred.pos[d][0];
+
+					q2 += rd * rd;
+					q += rd * s.flock.vel[d][0];
+				}
+				along[on] = q / sqrt(q2);
+			}
+		}
+		for (d = 0; d < dims; d++) {
+			r[d] = (double)s.flock.pos[d][0] - s.pred.pos[d][0];
+			v[d] = s.flock.vel[d][0];
+			r2 += r[d] * r[d];
+			dot += r[d] * v[d];
+		}
+		dist[on] = sqrt(r2);
+		away[on] = dot / sqrt(r2) / sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+		sim_free(&s);
+		scenario_free(&sc);
+	}
+	ck_assert_msg(along[1] > along[0] + 0.2, "%s %dD: speed away %g fleeing, %g not",
+		      MODEL[m], dims, along[1], along[0]);
+	ck_assert_msg(dist[1] > 6.0 && away[1] > 0.9, "%s %dD: %g away, heading cosine %g",
+		      MODEL[m], dims, dist[1], away[1]);
+}
+END_TEST
+
+/* A predator heads for its quarry, the nearest boid or the flock's
+ * centre, at predators.speed; and it turns at most predators.max_turn dt
+ * per step. */
+START_TEST(test_predator_chase)
+{
+	static const char *const CHASE[] = {"nearest", "centre"};
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	char text[1024];
+	double want[2], got[2], n;
+	int t, k;
+
+	snprintf(text, sizeof text,
+		 "{\"count\": 3, \"steps\": 1, \"speed\": {\"min\": 0, \"max\": 1},"
+		 " \"predators\": {\"speed\": 0.25, \"chase\": \"%s\"}, " BOX "}", CHASE[_i]);
+	load_ok(text, &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_BRUTE, &err), 0);
+	/* boids at (30, 20), (20, 32) and (10, 10); the predator at (20, 20) */
+	for (k = 0; k < 3; k++) {
+		const float X[3] = {30, 20, 10}, Y[3] = {20, 32, 10};
+
+		s.flock.pos[0][k] = X[s.flock.id[k]];
+		s.flock.pos[1][k] = Y[s.flock.id[k]];
+		s.flock.vel[0][k] = s.flock.vel[1][k] = 0.0f;
+	}
+	s.pred.pos[0][0] = s.pred.pos[1][0] = 20.0f;
+	s.pred.vel[0][0] = 0.0f;
+	s.pred.vel[1][0] = -0.25f;
+	/* nearest: (30, 20), 10 away; centre: (20, 62/3) */
+	want[0] = _i == 0 ? 1.0 : 0.0;
+	want[1] = _i == 0 ? 0.0 : 1.0;
+	sim_step(&s);
+	n = hypot(s.pred.vel[0][0], s.pred.vel[1][0]);
+	got[0] = s.pred.vel[0][0] / n;
+	got[1] = s.pred.vel[1][0] / n;
+	ck_assert_msg(fabs(got[0] - want[0]) < 1e-6 && fabs(got[1] - want[1]) < 1e-6,
+		      "%s: heading (%g, %g), want (%g, %g)", CHASE[_i], got[0], got[1], want[0],
+		      want[1]);
+	ck_assert_msg(fabs(n - 0.25) < 1e-6, "predator speed %g", n);
+	sim_free(&s);
+	scenario_free(&sc);
+
+	/* The turn limit: 30 degrees per unit time, dt 0.5, from heading -y
+	 * toward a quarry at +x: 15 degrees a step, never more, until aimed. */
+	snprintf(text, sizeof text,
+		 "{\"count\": 1, \"steps\": 1, \"dt\": 0.5, \"speed\": {\"min\": 0, \"max\": 1},"
+		 " \"predators\": {\"speed\": 0.01, \"chase\": \"%s\", \"max_turn\": 30}, " BOX "}",
+		 CHASE[_i]);
+	load_ok(text, &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_BRUTE, &err), 0);
+	s.flock.pos[0][0] = 30.0f;
+	s.flock.pos[1][0] = 20.0f;
+	s.flock.vel[0][0] = s.flock.vel[1][0] = 0.0f;
+	s.pred.pos[0][0] = s.pred.pos[1][0] = 20.0f;
+	s.pred.vel[0][0] = 0.0f;
+	s.pred.vel[1][0] = -0.01f;
+	for (t = 1; t <= 8; t++) {
+		double a;
+
+		sim_step(&s);
+		a = atan2(s.pred.vel[1][0], s.pred.vel[0][0]) * 180.0 / DETMATH_PI;
+		/* from -90 degrees, 15 a step, exactly, up to the quarry at
+		 * about 0 (as the predator moves a little, not quite) */
+		ck_assert_msg(fabs(a - fmin(0.0, -90.0 + 15.0 * t)) < (t < 6 ? 1e-4 : 0.5),
+			      "step %d: heading %g degrees", t, a);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* Counts follow the population schedule, step by step: boids added with
+ * the next ids at their step, removed by highest id (in a region, only
+ * those inside it), every id once, the invariants kept. */
+START_TEST(test_population_schedule)
+{
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	uint32_t ids[64];
+	size_t k, inside = 0;
+	int t;
+
+	load_ok("{\"count\": 20, \"steps\": 1, \"speed\": {\"min\": 0.5, \"max\": 1},"
+		" \"population\": [{\"step\": 3, \"add\": 10, \"region\": {\"min\": [5, 5], \"max\": [6, 6]}},"
+		" {\"step\": 5, \"remove\": 4},"
+		" {\"step\": 5, \"add\": 2},"
+		" {\"step\": 8, \"remove\": 30, \"region\": {\"min\": [0, 0], \"max\": [20, 40]}}], "
+		BOX "}", &sc);
+	ck_assert_uint_eq(sc.capacity, 30);
+	ck_assert_uint_eq(sc.ids_total, 32);
+	ck_assert_int_eq(sim_init(&s, &sc, _i ? SIM_BRUTE : SIM_GRID, &err), 0);
+	for (t = 1; t <= 10; t++) {
+		size_t want = t < 3 ? 20 : t < 5 ? 30 : 28;
+
+		sim_step(&s);
+		ck_assert_msg(sim_check(&s, &err) == 0, "step %d: %s", t, err.msg);
+		if (t == 3) {
+			/* the new boids start in their region */
+			for (k = 0; k < s.flock.n; k++)
+				if (s.flock.id[k] >= 20)
+					ck_assert(s.flock.pos[0][k] >= 5.0f &&
+						  s.flock.pos[0][k] <= 6.0f &&
+						  s.flock.pos[1][k] >= 5.0f &&
+						  s.flock.pos[1][k] <= 6.0f);
+		}
+		if (t < 8) {
+			ck_assert_msg(s.flock.n == want, "step %d: %zu boids, want %zu", t,
+				      s.flock.n, want);
+		}
+		if (t == 5 || t == 7) {
+			/* ids 26-29 went (the highest), 30 and 31 came */
+			flock_ids(&s.flock, ids);
+			for (k = 0; k < 26; k++)
+				ck_assert_uint_eq(ids[k], k);
+			ck_assert_uint_eq(ids[26], 30);
+			ck_assert_uint_eq(ids[27], 31);
+		}
+		if (t == 7) {
+			/* how many the region removal will take at step 8 */
+			inside = 0;
+			for (k = 0; k < s.flock.n; k++)
+				inside += s.flock.pos[0][k] >= 0.0f && s.flock.pos[0][k] <= 20.0f;
+			ck_assert(inside > 0 && inside < s.flock.n);
+		}
+		if (t == 8) {
+			ck_assert_msg(s.flock.n == 28 - inside, "%zu boids left, want %zu",
+				      s.flock.n, 28 - inside);
+			for (k = 0; k < s.flock.n; k++)
+				ck_assert(s.flock.pos[0][k] > 20.0f || s.flock.pos[0][k] < 0.0f);
+		}
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
 START_TEST(test_bad_behaviour_keys)
 {
 	struct scenario sc;
@@ -612,6 +820,9 @@ Suite *behaviours_suite(void)
 	tcase_add_loop_test(tc, test_hue_lone_boid, 0, 2);
 	tcase_add_test(tc, test_hue_update);
 	tcase_add_test(tc, test_hue_keeps_motion);
+	tcase_add_loop_test(tc, test_boids_flee_predator, 0, 6);
+	tcase_add_loop_test(tc, test_predator_chase, 0, 2);
+	tcase_add_loop_test(tc, test_population_schedule, 0, 2);
 	tcase_add_loop_test(tc, test_bad_behaviour_keys, 0, (int)(sizeof BAD / sizeof BAD[0]));
 	suite_add_tcase(s, tc);
 	return s;

@@ -170,6 +170,26 @@ START_TEST(test_sets_few_boids)
 }
 END_TEST
 
+/* The largest difference of a position coordinate between two frames in
+ * id order; under wrap a boid may sit on either side of an edge. */
+static double worst_position_diff(const struct scenario *sc, float *const fa[],
+				  float *const fb[], size_t n)
+{
+	double worst = 0;
+	size_t k;
+	int d;
+
+	for (d = 0; d < sc->dims; d++)
+		for (k = 0; k < n; k++) {
+			double diff = fabs((double)fa[d][k] - fb[d][k]);
+
+			if (sc->mode == BOUNDS_WRAP)
+				diff = fmin(diff, fabs(diff - (sc->bmax[d] - sc->bmin[d])));
+			worst = fmax(worst, diff);
+		}
+	return worst;
+}
+
 /* Grid and brute-force runs agree to rounding (both in id order). */
 START_TEST(test_trajectories_agree)
 {
@@ -180,7 +200,7 @@ START_TEST(test_trajectories_agree)
 	struct util_err err;
 	float *fa[FLOCK_FIELDS_MAX], *fb[FLOCK_FIELDS_MAX];
 	double worst = 0, side;
-	size_t k, n;
+	size_t n;
 	uint64_t s;
 
 	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0, dims == 2 ?
@@ -201,15 +221,7 @@ START_TEST(test_trajectories_agree)
 	}
 	flock_to_id_order(&a.flock, fa);
 	flock_to_id_order(&b.flock, fb);
-	for (d = 0; d < dims; d++)
-		for (k = 0; k < n; k++) {
-			double diff = fabs((double)fa[d][k] - fb[d][k]);
-
-			/* under wrap a boid may sit on either side of an edge */
-			if (sc.mode == BOUNDS_WRAP)
-				diff = fmin(diff, fabs(diff - (sc.bmax[d] - sc.bmin[d])));
-			worst = fmax(worst, diff);
-		}
+	worst = worst_position_diff(&sc, fa, fb, n);
 	ck_assert_msg(worst <= GRID_BRUTE_TOL * side, "%s %dD: grid and brute differ by %g",
 		      MODES[_i % 4], dims, worst);
 	for (d = 0; d < 2 * dims; d++) {
@@ -272,6 +284,79 @@ START_TEST(test_hue_agrees)
 }
 END_TEST
 
+/* With predators (chasing the flock's centre, summed in id order) and a
+ * population schedule, grid and brute force give the same ids and groups
+ * in every frame, and the same values to rounding. _i: dims x mode. */
+START_TEST(test_agents_agree)
+{
+	char text[1400];
+	int dims = 2 + _i / 4, d, t;
+	struct scenario sc;
+	struct sim a, b;
+	struct util_err err;
+	float *fa[FLOCK_FIELDS_MAX] = {0}, *fb[FLOCK_FIELDS_MAX] = {0};
+	uint32_t *ia, *ib, *ga, *gb;
+	double worst = 0, side = 20.0 * (dims == 2 ? 0.75 : 0.5);
+	size_t na = 0, nb = 0, cap;
+
+	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0,
+		      ", \"speed\": {\"min\": 0.1}, \"weights\": {\"flee\": 3},"
+		      " \"predators\": {\"count\": 3, \"chase\": \"centre\", \"speed\": 0.8},"
+		      " \"population\": [{\"step\": 2, \"add\": 40}, {\"step\": 3, \"remove\": 30},"
+		      " {\"step\": 4, \"remove\": 100, \"region\": {\"min\": [0, 0, 0],"
+		      " \"max\": [8, 8, 8]}}]");
+	/* 2D scenarios take the region's first two numbers */
+	if (dims == 2) {
+		char *p = strstr(text, "[0, 0, 0]");
+
+		memmove(p + 6, p + 9, strlen(p + 9) + 1);
+		memcpy(p, "[0, 0]", 6);
+		p = strstr(text, "[8, 8, 8]");
+		memmove(p + 6, p + 9, strlen(p + 9) + 1);
+		memcpy(p, "[8, 8]", 6);
+	}
+	load_ok(text, &sc);
+	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
+	cap = (size_t)sim_frame_capacity(&sc);
+	for (d = 0; d < 2 * dims; d++) {
+		fa[d] = malloc(cap * sizeof(float));
+		fb[d] = malloc(cap * sizeof(float));
+	}
+	ia = malloc(cap * sizeof *ia);
+	ib = malloc(cap * sizeof *ib);
+	ga = malloc(cap * sizeof *ga);
+	gb = malloc(cap * sizeof *gb);
+	for (t = 1; t <= GRID_BRUTE_STEPS; t++) {
+		sim_step(&a);
+		sim_step(&b);
+		ck_assert_msg(sim_check(&a, &err) == 0, "%s", err.msg);
+		na = sim_frame(&a, fa, ia, ga);
+		nb = sim_frame(&b, fb, ib, gb);
+		ck_assert_uint_eq(na, nb);
+		ck_assert(memcmp(ia, ib, na * sizeof *ia) == 0 &&
+			  memcmp(ga, gb, na * sizeof *ga) == 0);
+	}
+	/* the schedule acted: 800 + 40 - 30, less some in the region, + 3 */
+	ck_assert_msg(na < 813 && na > 600, "%zu agents", na);
+	ck_assert(ga[na - 1] == 1 && ga[na - 4] == 0);
+	worst = worst_position_diff(&sc, fa, fb, na);
+	ck_assert_msg(worst <= GRID_BRUTE_TOL * side, "%s %dD: grid and brute differ by %g",
+		      MODES[_i % 4], dims, worst);
+	for (d = 0; d < 2 * dims; d++) {
+		free(fa[d]);
+		free(fb[d]);
+	}
+	free(ia);
+	free(ib);
+	free(ga);
+	free(gb);
+	sim_free(&a);
+	sim_free(&b);
+	scenario_free(&sc);
+}
+END_TEST
+
 Suite *grid_suite(void)
 {
 	Suite *s = suite_create("grid");
@@ -285,6 +370,7 @@ Suite *grid_suite(void)
 	tcase_add_test(tc, test_sets_few_boids);
 	tcase_add_loop_test(tc, test_trajectories_agree, 0, 8);
 	tcase_add_loop_test(tc, test_hue_agrees, 0, 8);
+	tcase_add_loop_test(tc, test_agents_agree, 0, 8);
 	suite_add_tcase(s, tc);
 	return s;
 }
