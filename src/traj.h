@@ -26,8 +26,30 @@
 #define TRAJ_GENERATOR_MAX 4096
 #define TRAJ_SCENARIO_MAX (16u << 20)
 /* Fields per boid: positions and velocities (2 dims), then with colour
- * following one more, the hue in turns; at most 7, in 3D with a hue. */
+ * following one more, the hue in turns; at most 7, in 3D with a hue. These
+ * are the float fields; a file with agents stores two more, id and group. */
 #define TRAJ_FIELDS_MAX 7
+
+/* Header flags. TRAJ_FLAG_AGENTS: every frame holds agents with explicit
+ * ids and groups (boids and predators, a count that may change from frame
+ * to frame): the header's count is the most agents a frame may hold, and
+ * each agent has two more fields after the float ones, its id and group,
+ * stored as u32. Any other bit is refused. */
+#define TRAJ_FLAG_AGENTS 1u
+#define TRAJ_FLAGS_KNOWN TRAJ_FLAG_AGENTS
+#define TRAJ_GROUP_BOID 0u
+#define TRAJ_GROUP_PREDATOR 1u
+#define TRAJ_GROUPS 2u
+/* The integer fields of a file with agents, after the float ones. */
+#define TRAJ_AGENT_FIELDS 2
+#define TRAJ_STORED_FIELDS_MAX (TRAJ_FIELDS_MAX + TRAJ_AGENT_FIELDS)
+
+/* The agents of a frame, for files with TRAJ_FLAG_AGENTS. */
+struct traj_agents {
+	uint64_t n;        /* agents in the frame */
+	uint32_t *id;      /* n ids (reader: room for the header's count) */
+	uint32_t *group;   /* n groups */
+};
 
 /* Frame codecs (the frame header's codec field). Key frames decode alone;
  * delta frames need the frame before them in the file decoded first. */
@@ -119,7 +141,8 @@ struct traj_writer;
  * temporary name in the same directory and renamed over PATH only by
  * traj_writer_close, so a failed run never replaces a good file.
  * hue: 1 when every frame has the hue field after the velocities.
- * flags: the header's flags; 0 (no flag is written yet).
+ * flags: 0 or TRAJ_FLAG_AGENTS; with it, count is the most agents a frame
+ * may hold (>= 1), and frames are written with traj_write_frame_agents.
  * level: zlib level of binary frames (0 stores). precision: 0 writes the
  * float32 values losslessly; > 0 (at most TRAJ_PRECISION_MAX) quantises
  * binary frames to multiples of it, each value within precision/2. */
@@ -135,9 +158,19 @@ void traj_writer_set_chunk_size(struct traj_writer *w, uint32_t bytes);
 void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval);
 
 /* fields[0..dims-1] positions, fields[dims..2*dims-1] velocities, and
- * with a hue fields[2*dims] the hue; each count floats in id order. */
+ * with a hue fields[2*dims] the hue; each count floats in id order.
+ * Files without TRAJ_FLAG_AGENTS only (it fails on the others). */
 int traj_write_frame(struct traj_writer *w, uint64_t step,
 		     float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
+
+/* Files with TRAJ_FLAG_AGENTS only (a must not be NULL): fields hold a->n
+ * floats each (0 <= a->n <= count), agents in increasing (group, id)
+ * order, strictly, every group below TRAJ_GROUPS, and a predator's hue 0;
+ * a frame that breaks these is refused. A frame whose count differs from
+ * the previous frame's is written as a key frame. */
+int traj_write_frame_agents(struct traj_writer *w, uint64_t step,
+			    float *const fields[TRAJ_FIELDS_MAX], const struct traj_agents *a,
+			    struct util_err *err);
 
 /* Ends the file (binary: the end record with status) and renames it into
  * place. An interrupted CSV cannot say so inside, so it is kept as
@@ -145,8 +178,9 @@ int traj_write_frame(struct traj_writer *w, uint64_t step,
 int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		      struct util_err *err);
 
-/* CSV only: print these ids (count of them) instead of 0..count-1, for a
- * subset of the boids. The array must outlive the writer. */
+/* CSV without TRAJ_FLAG_AGENTS only: print these ids (count of them)
+ * instead of 0..count-1, for a subset of the boids. The array must outlive
+ * the writer. (With agents the ids come with each frame.) */
 void traj_writer_set_ids(struct traj_writer *w, const uint32_t *ids);
 
 /* The temporary file being written (NULL for stdout), and making all it
@@ -162,11 +196,15 @@ struct traj_header {
 	enum traj_format format;   /* TRAJ_BIN, TRAJ_CSV or TRAJ_CSV_GZ */
 	int version;               /* binary format version; 0 for CSV */
 	int dims;
-	int fields;                /* 2 dims, or 2 dims + 1 with a hue */
+	int fields;                /* float fields: 2 dims, or 2 dims + 1 with a hue
+				    * (the binary header's fields per boid is 2 more
+				    * with agents: id and group) */
 	int has_hue;
-	uint64_t count;
+	int has_agents;            /* flags has TRAJ_FLAG_AGENTS (CSV: a group column) */
+	uint64_t count;            /* boids; with agents the most a frame may hold
+				    * (CSV: the most any frame holds) */
 	uint64_t seed;             /* binary only */
-	uint32_t flags;
+	uint32_t flags;            /* 0 or TRAJ_FLAG_AGENTS, for CSV too */
 	char *generator;           /* binary only, else "" */
 	char *scenario;            /* the embedded effective scenario; "" for CSV */
 };
@@ -174,7 +212,9 @@ struct traj_header {
 struct traj_reader;
 
 /* Opens a trajectory of any format ("-" reads stdin): binary, CSV or
- * gzip'd CSV, told apart by their first bytes, not by the name. */
+ * gzip'd CSV, told apart by their first bytes, not by the name. A CSV file
+ * with agents is read through once at open time to learn the largest
+ * frame (from a pipe, into an unnamed temporary file). */
 struct traj_reader *traj_reader_open(const char *path, struct util_err *err);
 const struct traj_header *traj_reader_header(const struct traj_reader *r);
 
@@ -182,9 +222,19 @@ const struct traj_header *traj_reader_header(const struct traj_reader *r);
  * frame, 0 at the end (the end record, or end of file exactly after a
  * frame or the frame index, as a killed run leaves), -1 for a damaged or
  * cut frame. A frame index met on the way is checked against the frames
- * read. */
+ * read. Files without TRAJ_FLAG_AGENTS only: on the others it fails,
+ * saying to use traj_read_frame_agents. */
 int traj_read_frame(struct traj_reader *r, uint64_t *step,
 		    float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
+
+/* Any file: as traj_read_frame, and when a is not NULL fills a->n, a->id
+ * and a->group (each with room for the header's count); fields get a->n
+ * floats each. A file without the flag gives n = count, ids 0..n-1 and
+ * group 0. A frame with agents out of (group, id) order, or a group of
+ * TRAJ_GROUPS or above, is damaged (-1). */
+int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
+			   float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
+			   struct util_err *err);
 
 /* Random access through the frame index at the end of a complete binary
  * file, which needs a regular file (not a pipe, not gzip'd). Returns 1 when
@@ -202,9 +252,13 @@ const struct traj_index_entry *traj_reader_index_entry(const struct traj_reader 
  * way). Returns 1, 0 when k is past the last frame, -1 on damage or when
  * the file has no index (err says which). Every CRC is checked. Frames
  * read this way are not in the digest, and traj_read_frame cannot be used
- * after it. */
+ * after it. Files without TRAJ_FLAG_AGENTS only, as traj_read_frame. */
 int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
 		       float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
+/* Any file, filling a as traj_read_frame_agents does. */
+int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
+			      float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
+			      struct util_err *err);
 
 /* After traj_read_frame returned 0: whether an end record was found, and
  * its status. CSV has no end record. */
@@ -221,9 +275,10 @@ uint64_t traj_reader_first_step(const struct traj_reader *r);
 uint64_t traj_reader_last_step(const struct traj_reader *r);
 
 /* The content digest of the frames read so far: SHA-256 over, for each
- * frame, its step (u64 LE), its count (u32 LE) and its decoded float32
- * arrays (LE, field after field, the hue too, id order), so it does not
- * depend on the file format, codec or compression level. 64 hex digits
+ * frame, its step (u64 LE), its count (u32 LE; with agents the frame's
+ * own) and its decoded float32 arrays (LE, field after field, the hue too,
+ * id order), then with agents the ids and the groups (u32 LE), so it does
+ * not depend on the file format, codec or compression level. 64 hex digits
  * and a NUL. */
 #define TRAJ_DIGEST_HEX 65
 void traj_reader_digest(const struct traj_reader *r, char hex[TRAJ_DIGEST_HEX]);

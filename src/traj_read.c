@@ -27,13 +27,17 @@ struct traj_reader {
 	const char *name;
 	char *path;         /* for random access; NULL for stdin */
 	struct traj_header h;
-	int nf;             /* fields: 2 * dims, + 1 with a hue */
-	size_t values;      /* count * nf */
-	/* Decoded frames, float32 little-endian as the digest takes them: the
-	 * one read last is buf[which]; delta frames decode from it. */
+	int nf;             /* fields stored: 2 * dims, + 1 with a hue, + 2 (id,
+			     * group) with agents */
+	int nff;            /* of which float fields: h.fields */
+	size_t values;      /* count * nf: the most a frame holds */
+	/* Decoded frames, float32 (then with agents the ids and groups, u32)
+	 * little-endian as the digest takes them: the one read last is
+	 * buf[which], of n agents; delta frames decode from it. */
 	unsigned char *buf[2];
+	uint64_t n;
 	int which, have_base;
-	size_t raw_len;
+	size_t raw_len;     /* bytes of the largest frame */
 	int64_t *q;         /* lossy: the integers of the frame read last */
 	int have_q;
 	double qprec;
@@ -71,6 +75,11 @@ struct traj_reader {
 	float *first[TRAJ_FIELDS_MAX];
 	uint64_t first_frame_step;
 	int first_pending;
+	/* CSV with agents: the frame's ids and groups, and the error that
+	 * stopped the pass at open time over a pipe, reported when the copy
+	 * of what it read runs out. */
+	uint32_t *csv_id, *csv_group;
+	char scan_err[UTIL_ERR_MAX];
 };
 
 /* Reads exactly n bytes: 1 when read, 0 at end of input before the first
@@ -110,15 +119,16 @@ static int read_at(struct traj_reader *r, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
-static void digest_frame(struct traj_reader *r, uint64_t step, const unsigned char *raw,
-			 size_t len)
+/* The frame read last: its step, its count, its arrays (floats, then with
+ * agents ids and groups). */
+static void digest_frame(struct traj_reader *r, uint64_t step)
 {
 	unsigned char h[12];
 
 	traj_put_u64(h, step);
-	traj_put_u32(h + 8, (uint32_t)r->h.count);
+	traj_put_u32(h + 8, (uint32_t)r->n);
 	EVP_DigestUpdate(r->md, h, sizeof h);
-	EVP_DigestUpdate(r->md, raw, len);
+	EVP_DigestUpdate(r->md, r->buf[r->which], (size_t)r->n * (size_t)r->nf * 4);
 }
 
 void traj_reader_digest(const struct traj_reader *r, char hex[TRAJ_DIGEST_HEX])
@@ -159,7 +169,9 @@ static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 
 	/* Every size derived from the count must fit, up to the largest lossy
 	 * stream (8 plane bytes and an exception per value). */
-	r->nf = r->h.fields;
+	r->nff = r->h.fields;
+	r->nf = r->h.fields + (r->h.has_agents ? TRAJ_AGENT_FIELDS : 0);
+	r->n = r->h.count;
 	if (util_mul_size((size_t)r->h.count, (size_t)r->nf, &r->values) != 0 ||
 	    util_mul_size(r->values, 8 + TRAJ_QUANT_EXCEPTION, &most) != 0 ||
 	    most > SIZE_MAX / 2) {
@@ -169,6 +181,10 @@ static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 	r->raw_len = r->values * sizeof(float);
 	if (!(r->buf[0] = util_alloc(r->raw_len, 1, err)) ||
 	    (r->h.format == TRAJ_BIN && !(r->buf[1] = util_alloc(r->raw_len, 1, err))))
+		return -1;
+	if (r->h.format != TRAJ_BIN && r->h.has_agents &&
+	    (!(r->csv_id = util_alloc((size_t)r->h.count, sizeof *r->csv_id, err)) ||
+	     !(r->csv_group = util_alloc((size_t)r->h.count, sizeof *r->csv_group, err))))
 		return -1;
 	return 0;
 }
@@ -199,11 +215,18 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 			     r->h.version, TRAJ_VERSION_MIN, TRAJ_VERSION);
 		return -1;
 	}
-	if (r->h.flags != 0) {
+	/* Version 1 knew no flag; version 2 knows TRAJ_FLAG_AGENTS. */
+	if ((r->h.flags & ~(r->h.version >= 2 ? TRAJ_FLAGS_KNOWN : 0u)) != 0) {
 		util_err_set(err, "%s: header flags 0x%x are unknown to this reader", r->name,
 			     (unsigned)r->h.flags);
 		return -1;
 	}
+	r->h.has_agents = (r->h.flags & TRAJ_FLAG_AGENTS) != 0;
+	/* With agents, the id and group fields come after the float fields. */
+	if (r->h.has_agents && fields >= TRAJ_AGENT_FIELDS)
+		fields -= TRAJ_AGENT_FIELDS;
+	else if (r->h.has_agents)
+		fields = 0;
 	/* positions and velocities, and perhaps the hue */
 	if ((r->h.dims != 2 && r->h.dims != 3) ||
 	    (fields != (uint32_t)(2 * r->h.dims) && fields != (uint32_t)(2 * r->h.dims + 1)) ||
@@ -244,6 +267,10 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 				     (unsigned long long)r->line_no);
 			return -1;
 		}
+		if (r->scan_err[0]) {
+			util_err_set(err, "%s", r->scan_err);
+			return -1;
+		}
 		return 0;
 	}
 	r->line_no++;
@@ -262,9 +289,10 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 	return 1;
 }
 
-/* Parses "step,id,v0,...,vk" from r->line. */
-static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *id, float *v,
-		     struct util_err *err)
+/* Parses "step,id,v0,...,vk" from r->line; with agents (group not NULL)
+ * "step,group,id,v0,...,vk", the group and id at most 2^32-1. */
+static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *group, uint64_t *id,
+		     float *v, struct util_err *err)
 {
 	char *p = r->line, *end;
 	int f, nf = r->h.fields;
@@ -274,8 +302,18 @@ static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *id, float 
 	if (end == p || *end != ',' || errno)
 		goto bad;
 	p = end + 1;
+	if (group) {
+		if (*p < '0' || *p > '9')
+			goto bad;
+		*group = strtoull(p, &end, 10);
+		if (end == p || *end != ',' || errno || *group > UINT32_MAX)
+			goto bad;
+		p = end + 1;
+		if (*p < '0' || *p > '9')
+			goto bad;
+	}
 	*id = strtoull(p, &end, 10);
-	if (end == p || errno)
+	if (end == p || errno || (group && *id > UINT32_MAX))
 		goto bad;
 	for (f = 0; f < nf; f++) {
 		if (*end != ',')
@@ -290,8 +328,104 @@ static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *id, float 
 	return 0;
 bad:
 	util_err_set(err, "%s:%llu: expected %d comma-separated numbers", r->name,
-		     (unsigned long long)r->line_no, nf + 2);
+		     (unsigned long long)r->line_no, nf + (group ? 3 : 2));
 	return -1;
+}
+
+/* The step of r->line, for the pass over a CSV file with agents. */
+static int csv_step(const char *line, uint64_t *step)
+{
+	char *end;
+
+	if (*line < '0' || *line > '9')
+		return -1;
+	errno = 0;
+	*step = strtoull(line, &end, 10);
+	return *end == ',' && errno == 0 ? 0 : -1;
+}
+
+/* CSV with agents: one pass over the frames (runs of lines with one step)
+ * to learn the largest, which is the count the caller's arrays must hold;
+ * then back to the first frame. A regular file is rewound; anything else
+ * (a pipe) is copied as it is read into an unnamed temporary file, which
+ * is then read instead. The pass stops at the first line that is not
+ * sound: reading the frames meets it again (over a pipe, the copy ends
+ * there, and the error is kept for when it runs out). */
+static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
+{
+	struct stat st;
+	int rewind_ok = r->path != NULL && stat(r->path, &st) == 0 && S_ISREG(st.st_mode);
+	FILE *spool = NULL;
+	uint64_t most = 0, run = 0, step, cur = 0, start_line = r->line_no;
+	int rc, fd;
+
+	if (!rewind_ok && !(spool = tmpfile())) {
+		util_err_set(err, "%s: cannot make a temporary file to read a pipe of agents: %s",
+			     r->name, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		struct util_err scan = {{0}};
+
+		rc = csv_next_line(r, &scan);
+		if (rc < 0 && spool)
+			snprintf(r->scan_err, sizeof r->scan_err, "%s", scan.msg);
+		if (rc != 1)
+			break;
+		if (spool && fprintf(spool, "%s\n", r->line) < 0) {
+			util_err_set(err, "%s: cannot copy into a temporary file: %s", r->name,
+				     strerror(errno));
+			fclose(spool);
+			return -1;
+		}
+		if (csv_step(r->line, &step) != 0)
+			break;
+		if (run == 0 || step != cur)
+			run = 0;
+		cur = step;
+		if (++run > most)
+			most = run;
+	}
+	if (most == 0) {
+		if (spool)
+			fclose(spool);
+		util_err_set(err, "%s: no frames after the header", r->name);
+		return -1;
+	}
+	if (most > UINT32_MAX) {
+		if (spool)
+			fclose(spool);
+		util_err_set(err, "%s: a frame of more than 2^32-1 agents", r->name);
+		return -1;
+	}
+	r->h.count = most;
+	r->line_no = start_line;
+	if (!spool) {
+		if (gzrewind(r->gz) != 0 || gzgets(r->gz, r->line, sizeof r->line) == NULL) {
+			util_err_set(err, "%s: cannot read it again from the start", r->name);
+			return -1;
+		}
+		return 0;
+	}
+	/* The copy holds the lines after the header. */
+	fd = fflush(spool) == 0 ? dup(fileno(spool)) : -1;
+	fclose(spool);
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		util_err_set(err, "%s: cannot read back a temporary file: %s", r->name,
+			     strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	gzclose(r->gz);
+	r->gz = gzdopen(fd, "rb");
+	if (r->gz == NULL) {
+		close(fd);
+		util_err_set(err, "%s: cannot read back a temporary file", r->name);
+		return -1;
+	}
+	gzbuffer(r->gz, 1 << 17);
+	return 0;
 }
 
 /* The header line (its first bytes already read as magic), then the first
@@ -300,7 +434,7 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 		    struct util_err *err)
 {
 	size_t cap = 1024, n = 0;
-	int f, rc;
+	int f, rc, agents, dims, hue;
 
 	r->h.format = gzdirect(r->gz) ? TRAJ_CSV : TRAJ_CSV_GZ;
 	memcpy(r->line, magic, got);
@@ -309,22 +443,37 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 		return -1;
 	}
 	r->line_no = 1;
-	if (strcmp(r->line, "step,id,x,y,vx,vy\n") == 0)
-		r->h.dims = 2;
-	else if (strcmp(r->line, "step,id,x,y,z,vx,vy,vz\n") == 0)
-		r->h.dims = 3;
-	else if (strcmp(r->line, "step,id,x,y,vx,vy,hue\n") == 0)
-		r->h.dims = 2, r->h.has_hue = 1;
-	else if (strcmp(r->line, "step,id,x,y,z,vx,vy,vz,hue\n") == 0)
-		r->h.dims = 3, r->h.has_hue = 1;
-	else {
+	/* step,[group,]id,x,y,[z,]vx,vy,[vz,][hue] */
+	for (agents = 0; agents < 2 && !r->h.dims; agents++)
+		for (dims = 2; dims <= 3 && !r->h.dims; dims++)
+			for (hue = 0; hue < 2; hue++) {
+				char want[80];
+
+				strcpy(want, agents ? "step,group,id" : "step,id");
+				for (f = 0; f < 2 * dims + hue; f++)
+					sprintf(want + strlen(want), ",%s", traj_field_name(dims, f));
+				strcat(want, "\n");
+				if (strcmp(r->line, want) == 0) {
+					r->h.dims = dims;
+					r->h.has_hue = hue;
+					r->h.has_agents = agents;
+					break;
+				}
+			}
+	if (!r->h.dims) {
 		util_err_set(err, "%s: not a boidsim trajectory (neither the binary format "
 			     "nor a boidsim CSV header)", r->name);
 		return -1;
 	}
 	r->h.fields = 2 * r->h.dims + r->h.has_hue;
+	r->h.flags = r->h.has_agents ? TRAJ_FLAG_AGENTS : 0;
 	if (!(r->h.generator = strdup("")) || !(r->h.scenario = strdup("")))
 		goto oom;
+	if (r->h.has_agents) {
+		if (csv_scan_agents(r, err) != 0)
+			return -1;
+		return alloc_buffers(r, err);
+	}
 	for (f = 0; f < r->h.fields; f++)
 		if (!(r->first[f] = malloc(cap * sizeof(float))))
 			goto oom;
@@ -332,7 +481,7 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 		uint64_t step, id;
 		float v[TRAJ_FIELDS_MAX];
 
-		if (csv_parse(r, &step, &id, v, err) != 0)
+		if (csv_parse(r, &step, NULL, &id, v, err) != 0)
 			return -1;
 		if (n > 0 && step != r->first_frame_step) {
 			r->have_line = 1;
@@ -400,7 +549,7 @@ static int read_csv_frame(struct traj_reader *r, uint64_t *step,
 					     (unsigned long long)r->frames);
 			return -1;
 		}
-		if (csv_parse(r, &s, &id, v, err) != 0)
+		if (csv_parse(r, &s, NULL, &id, v, err) != 0)
 			return -1;
 		if (k == 0)
 			*step = s;
@@ -412,6 +561,61 @@ static int read_csv_frame(struct traj_reader *r, uint64_t *step,
 		for (f = 0; f < nf; f++)
 			fields[f][k] = v[f];
 	}
+	return 1;
+}
+
+/* A CSV frame with agents: the run of lines with one step, into fields
+ * and r->csv_id, r->csv_group; its count into *n. */
+static int read_csv_agents_frame(struct traj_reader *r, uint64_t *step,
+				 float *const fields[TRAJ_FIELDS_MAX], uint64_t *n,
+				 struct util_err *err)
+{
+	size_t k = 0;
+	int f, nf = r->h.fields, rc;
+
+	for (;;) {
+		uint64_t s, g, id;
+		float v[TRAJ_FIELDS_MAX];
+
+		if (r->have_line) {
+			r->have_line = 0;
+		} else if ((rc = csv_next_line(r, err)) != 1) {
+			if (rc < 0)
+				return -1;
+			if (k == 0)
+				return 0;
+			break;
+		}
+		if (csv_parse(r, &s, &g, &id, v, err) != 0)
+			return -1;
+		if (k > 0 && s != *step) {
+			r->have_line = 1;
+			break;
+		}
+		*step = s;
+		if (g >= TRAJ_GROUPS) {
+			util_err_set(err, "%s:%llu: group %llu (0 boid, 1 predator)", r->name,
+				     (unsigned long long)r->line_no, (unsigned long long)g);
+			return -1;
+		}
+		if (k > 0 && (g < r->csv_group[k - 1] ||
+			      (g == r->csv_group[k - 1] && id <= r->csv_id[k - 1]))) {
+			util_err_set(err, "%s:%llu: agents out of (group, id) order", r->name,
+				     (unsigned long long)r->line_no);
+			return -1;
+		}
+		if (k == r->h.count) {
+			util_err_set(err, "%s:%llu: more agents in this frame than when the file "
+				     "was opened", r->name, (unsigned long long)r->line_no);
+			return -1;
+		}
+		for (f = 0; f < nf; f++)
+			fields[f][k] = v[f];
+		r->csv_id[k] = (uint32_t)id;
+		r->csv_group[k] = (uint32_t)g;
+		k++;
+	}
+	*n = k;
 	return 1;
 }
 
@@ -499,12 +703,12 @@ cut:
 	return -1;
 }
 
-/* The largest stream a lossy frame can have: the prelude, 8 planes and an
- * exception for every value. */
-static uint64_t quant_stream_max(const struct traj_reader *r)
+/* The largest stream a lossy frame of n agents can have: the prelude, 8
+ * planes and an exception for every value. */
+static uint64_t quant_stream_max(const struct traj_reader *r, uint64_t n)
 {
 	return TRAJ_QUANT_PRELUDE + (uint64_t)r->nf +
-	       (uint64_t)r->values * (8 + TRAJ_QUANT_EXCEPTION);
+	       n * (uint64_t)r->nf * (8 + TRAJ_QUANT_EXCEPTION);
 }
 
 /* No honest payload is longer: chunks of at least TRAJ_CHUNK_MIN bytes,
@@ -516,20 +720,22 @@ static uint64_t payload_max(uint64_t raw)
 	return 8 + 17 * chunks + raw + (raw >> 12) + (raw >> 14) + (raw >> 25) + 13;
 }
 
-/* Checks a frame header against the file's header: codec, stream length
- * R and payload length Z. */
+/* Checks a frame header against the file's header: count (the header's,
+ * or with agents at most that), codec, stream length R and payload length
+ * Z. */
 static int check_frame_header(struct traj_reader *r, const unsigned char *h, uint64_t nf,
 			      struct util_err *err)
 {
-	uint32_t codec = traj_get_u32(h + 16);
+	uint32_t codec = traj_get_u32(h + 16), count = traj_get_u32(h + 12);
 	uint64_t raw = traj_get_u64(h + 20), z = traj_get_u64(h + 28);
-	int ok = traj_get_u32(h + 12) == r->h.count && codec < TRAJ_CODECS &&
-		 (r->h.version >= 2 || codec == TRAJ_CODEC_ZLIB_F32);
+	int ok = (r->h.has_agents ? count <= r->h.count : count == r->h.count) &&
+		 codec < TRAJ_CODECS && (r->h.version >= 2 || codec == TRAJ_CODEC_ZLIB_F32);
 
 	if (ok && codec <= TRAJ_CODEC_XOR)
-		ok = raw == r->raw_len;
+		ok = raw == (uint64_t)count * (uint64_t)r->nf * 4;
 	else if (ok)
-		ok = raw >= TRAJ_QUANT_PRELUDE + (uint64_t)r->nf && raw <= quant_stream_max(r);
+		ok = raw >= TRAJ_QUANT_PRELUDE + (uint64_t)r->nf &&
+		     raw <= quant_stream_max(r, count);
 	if (ok)
 		ok = codec == TRAJ_CODEC_ZLIB_F32 ? z <= compressBound((uLong)raw)
 						  : z >= 8 && z <= payload_max(raw);
@@ -608,9 +814,11 @@ static int unchunk(struct traj_reader *r, uint64_t raw, uint64_t z, uint64_t nf,
 	int bad = 0;
 	long kk;
 
-	if (csize >= TRAJ_CHUNK_MIN && csize <= TRAJ_CHUNK_MAX)
-		want = (raw + csize - 1) / csize;
-	if (want == 0 || n != want || 8 + 4 * (uint64_t)n > z)
+	/* A stream of 0 bytes (a frame of no agents) has no chunks. */
+	if (csize < TRAJ_CHUNK_MIN || csize > TRAJ_CHUNK_MAX)
+		goto damaged;
+	want = (raw + csize - 1) / csize;
+	if (n != want || 8 + 4 * (uint64_t)n > z)
 		goto damaged;
 	if (reserve_streams(r, err) != 0 ||
 	    util_reserve(&r->coff, &r->coff_cap, (size_t)n * sizeof *r->coff, err) != 0 ||
@@ -645,11 +853,11 @@ damaged:
 	return -1;
 }
 
-/* Codecs 1 and 2: byte planes back into float32 bits, XOR the previous
- * frame's for codec 2. */
-static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned char *base)
+/* Codecs 1 and 2: byte planes back into float32 bits (or the u32 of ids
+ * and groups), XOR the previous frame's for codec 2; n agents. */
+static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned char *base,
+		      size_t n)
 {
-	size_t n = (size_t)r->h.count;
 	int f;
 
 	for (f = 0; f < r->nf; f++) {
@@ -671,22 +879,24 @@ static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned 
 }
 
 /* Codecs 3 and 4: the prelude, the planes of zigzag differences (or of
- * the integers themselves, codec 3), the exceptions. */
+ * the integers themselves, codec 3), the exceptions; n agents. The id and
+ * group fields of agents are their integers, never exceptions. */
 static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsigned char *out,
-		      uint64_t nf, struct util_err *err)
+		      size_t n, uint64_t nf, struct util_err *err)
 {
 	const unsigned char *t = r->tbuf;
-	size_t n = (size_t)r->h.count, plane = TRAJ_QUANT_PRELUDE + (size_t)r->nf, s, x;
+	size_t plane = TRAJ_QUANT_PRELUDE + (size_t)r->nf, s, x;
+	size_t floats = n * (size_t)r->nff; /* exceptions only in these slots */
 	double p = traj_get_f64(t);
 	uint64_t nexc = traj_get_u64(t + 8), planes = 0, last = 0;
-	int f, key = codec == TRAJ_CODEC_QUANT;
+	int f, key = codec == TRAJ_CODEC_QUANT, bad = 0;
 
 	for (f = 0; f < r->nf; f++) {
 		if (t[TRAJ_QUANT_PRELUDE + f] > 8)
 			goto damaged;
 		planes += t[TRAJ_QUANT_PRELUDE + f];
 	}
-	if (!(p > 0 && p <= TRAJ_PRECISION_MAX) || nexc > r->values ||
+	if (!(p > 0 && p <= TRAJ_PRECISION_MAX) || nexc > floats ||
 	    raw != plane + planes * n + nexc * TRAJ_QUANT_EXCEPTION)
 		goto damaged;
 	if (!key && !(r->have_q && r->qprec == p)) {
@@ -703,6 +913,22 @@ static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsig
 		unsigned char *o = out + (size_t)f * 4 * n;
 		size_t i;
 
+		if (f >= r->nff) {
+			/* id or group: the integer itself, exactly, a u32 */
+			for (i = 0; i < n; i++) {
+				uint64_t zz = 0, v;
+				int b;
+
+				for (b = 0; b < k; b++)
+					zz |= (uint64_t)pl[(size_t)b * n + i] << (8 * b);
+				v = key ? traj_unzigzag(zz) : q[i] + traj_unzigzag(zz);
+				q[i] = v;
+				bad |= v > UINT32_MAX;
+				traj_put_u32(o + 4 * i, (uint32_t)v);
+			}
+			plane += (size_t)k * n;
+			continue;
+		}
 		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
 		for (i = 0; i < n; i++) {
 			uint64_t zz = 0, v;
@@ -720,11 +946,15 @@ static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsig
 		}
 		plane += (size_t)k * n;
 	}
+	if (bad) {
+		r->have_q = 0;
+		goto damaged;
+	}
 	for (x = 0; x < nexc; x++) {
 		const unsigned char *e = t + plane + x * TRAJ_QUANT_EXCEPTION;
 		uint64_t slot = traj_get_u64(e);
 
-		if (slot >= r->values || (x > 0 && slot <= last)) {
+		if (slot >= floats || (x > 0 && slot <= last)) {
 			r->have_q = 0;
 			goto damaged;
 		}
@@ -741,14 +971,43 @@ damaged:
 	return -1;
 }
 
+/* With agents: the decoded frame's groups are 0 or 1, and its agents in
+ * strictly increasing (group, id) order. */
+static int check_agents(struct traj_reader *r, const unsigned char *out, size_t n,
+			uint64_t nf, struct util_err *err)
+{
+	const unsigned char *id = out + (size_t)r->nff * 4 * n, *group = id + 4 * n;
+	uint32_t pg = 0, pi = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t g = traj_get_u32(group + 4 * i), d = traj_get_u32(id + 4 * i);
+
+		if (g >= TRAJ_GROUPS) {
+			util_err_set(err, "%s: frame %llu: damaged agents: agent %zu has group %lu",
+				     r->name, (unsigned long long)nf, i, (unsigned long)g);
+			return -1;
+		}
+		if (i > 0 && (g < pg || (g == pg && d <= pi))) {
+			util_err_set(err, "%s: frame %llu: damaged agents: agent %zu out of (group, "
+				     "id) order", r->name, (unsigned long long)nf, i);
+			return -1;
+		}
+		pg = g;
+		pi = d;
+	}
+	return 0;
+}
+
 /* The payload of frame nf (in r->zbuf, its header h) checked and decoded
  * into the next buffer, which then becomes the frame read last. */
 static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t nf,
 			struct util_err *err)
 {
-	uint32_t codec = traj_get_u32(h + 16);
+	uint32_t codec = traj_get_u32(h + 16), count = traj_get_u32(h + 12);
 	uint64_t raw = traj_get_u64(h + 20), z = traj_get_u64(h + 28);
 	unsigned char *out = r->buf[r->which ^ 1], *base = r->buf[r->which];
+	size_t n = (size_t)count;
 	int rc = 0;
 
 	if (traj_get_u32(h + 36) != (uint32_t)crc32_z(crc32(0L, h, 36), r->zbuf, (z_size_t)z)) {
@@ -761,10 +1020,16 @@ static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t 
 			     r->name, (unsigned long long)nf);
 		goto fail;
 	}
+	if (!traj_codec_is_key(codec) && count != r->n) {
+		util_err_set(err, "%s: frame %llu: a delta frame of %lu agents after a frame of "
+			     "%llu", r->name, (unsigned long long)nf, (unsigned long)count,
+			     (unsigned long long)r->n);
+		goto fail;
+	}
 	if (codec == TRAJ_CODEC_ZLIB_F32) {
 		if (reserve_streams(r, err) != 0)
 			goto fail;
-		if (inflate_exact(r, r->zbuf, (size_t)z, out, r->raw_len) != 0) {
+		if (inflate_exact(r, r->zbuf, (size_t)z, out, (size_t)raw) != 0) {
 			util_err_set(err, "%s: frame %llu: payload does not decompress", r->name,
 				     (unsigned long long)nf);
 			goto fail;
@@ -772,16 +1037,19 @@ static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t 
 	} else if (unchunk(r, raw, z, nf, err) != 0) {
 		goto fail;
 	} else if (codec <= TRAJ_CODEC_XOR) {
-		unshuffle(r, out, codec == TRAJ_CODEC_XOR ? base : NULL);
+		unshuffle(r, out, codec == TRAJ_CODEC_XOR ? base : NULL, n);
 	} else {
-		rc = unquantise(r, codec, raw, out, nf, err);
+		rc = unquantise(r, codec, raw, out, n, nf, err);
 		if (rc != 0)
 			goto fail;
 	}
+	if (r->h.has_agents && check_agents(r, out, n, nf, err) != 0)
+		goto fail;
 	if (codec <= TRAJ_CODEC_XOR)
 		r->have_q = 0;
 	r->which ^= 1;
 	r->have_base = 1;
+	r->n = count;
 	return 0;
 fail:
 	r->have_base = 0;
@@ -863,19 +1131,19 @@ cut:
 	return -1;
 }
 
-/* The frame read last, into the caller's arrays. */
-static void copy_out(const struct traj_reader *r, float *const fields[TRAJ_FIELDS_MAX])
+/* The frame read last (r->n agents), into the caller's arrays, and when a
+ * is not NULL its agents (without the flag: ids 0..n-1, all boids). */
+static void copy_out(const struct traj_reader *r, float *const fields[TRAJ_FIELDS_MAX],
+		     struct traj_agents *a)
 {
-	size_t n = (size_t)r->h.count;
+	size_t n = (size_t)r->n, i;
 	const unsigned char *raw = r->buf[r->which];
 	int f;
 
-	for (f = 0; f < r->nf; f++) {
+	for (f = 0; f < r->nff; f++) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 		memcpy(fields[f], raw + (size_t)f * 4 * n, n * sizeof(float));
 #else
-		size_t i;
-
 		for (i = 0; i < n; i++) {
 			uint32_t u = traj_get_u32(raw + 4 * ((size_t)f * n + i));
 
@@ -883,13 +1151,54 @@ static void copy_out(const struct traj_reader *r, float *const fields[TRAJ_FIELD
 		}
 #endif
 	}
+	if (a == NULL)
+		return;
+	a->n = r->n;
+	for (i = 0; i < n; i++) {
+		if (r->h.has_agents) {
+			a->id[i] = traj_get_u32(raw + 4 * ((size_t)r->nff * n + i));
+			a->group[i] = traj_get_u32(raw + 4 * ((size_t)(r->nff + 1) * n + i));
+		} else {
+			a->id[i] = (uint32_t)i;
+			a->group[i] = TRAJ_GROUP_BOID;
+		}
+	}
 }
 
-int traj_read_frame(struct traj_reader *r, uint64_t *step,
-		    float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
+/* A CSV frame of n agents, packed as the binary reader decodes them: the
+ * float arrays, then with agents the ids and groups. */
+static void pack_csv(struct traj_reader *r, float *const fields[TRAJ_FIELDS_MAX], size_t n)
 {
-	size_t n = (size_t)r->h.count, i, off = 0;
-	int f, rc;
+	unsigned char *out = r->buf[r->which];
+	size_t i, off = 0;
+	int f;
+
+	for (f = 0; f < r->nff; f++)
+		for (i = 0; i < n; i++, off += 4) {
+			uint32_t u;
+
+			memcpy(&u, &fields[f][i], 4);
+			traj_put_u32(out + off, u);
+		}
+	for (i = 0; r->h.has_agents && i < n; i++)
+		traj_put_u32(out + 4 * ((size_t)r->nff * n + i), r->csv_id[i]);
+	for (i = 0; r->h.has_agents && i < n; i++)
+		traj_put_u32(out + 4 * ((size_t)(r->nff + 1) * n + i), r->csv_group[i]);
+	r->n = n;
+}
+
+static int no_agents(struct traj_reader *r, struct util_err *err)
+{
+	util_err_set(err, "%s: the frames hold agents (ids and groups, counts that change): "
+		     "read them with traj_read_frame_agents", r->name);
+	return -1;
+}
+
+int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
+			   float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
+			   struct util_err *err)
+{
+	int rc;
 
 	if (r->ended)
 		return 0;
@@ -901,25 +1210,37 @@ int traj_read_frame(struct traj_reader *r, uint64_t *step,
 		rc = read_bin_frame(r, step, err);
 		if (rc != 1)
 			return rc;
-		copy_out(r, fields);
+		copy_out(r, fields, a);
+	} else if (r->h.has_agents) {
+		uint64_t n;
+
+		rc = read_csv_agents_frame(r, step, fields, &n, err);
+		if (rc != 1)
+			return rc;
+		pack_csv(r, fields, (size_t)n);
+		copy_out(r, fields, a);
 	} else {
 		rc = read_csv_frame(r, step, fields, err);
 		if (rc != 1)
 			return rc;
-		for (f = 0; f < r->nf; f++)
-			for (i = 0; i < n; i++, off += 4) {
-				uint32_t u;
-
-				memcpy(&u, &fields[f][i], 4);
-				traj_put_u32(r->buf[r->which] + off, u);
-			}
+		pack_csv(r, fields, (size_t)r->h.count);
+		if (a)
+			copy_out(r, fields, a);
 	}
-	digest_frame(r, *step, r->buf[r->which], r->raw_len);
+	digest_frame(r, *step);
 	if (r->frames == 0)
 		r->first_step = *step;
 	r->last_step = *step;
 	r->frames++;
 	return 1;
+}
+
+int traj_read_frame(struct traj_reader *r, uint64_t *step,
+		    float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
+{
+	if (r->h.has_agents)
+		return no_agents(r, err);
+	return traj_read_frame_agents(r, step, fields, NULL, err);
 }
 
 /* ---- random access through the frame index ------------------------------ */
@@ -1028,8 +1349,9 @@ const struct traj_index_entry *traj_reader_index_entry(const struct traj_reader 
 	return r->idx_state == INDEX_LOADED && k < r->nidx ? &r->idx[k] : NULL;
 }
 
-int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
-		       float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
+int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
+			      float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
+			      struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
 	uint64_t j, start;
@@ -1077,9 +1399,17 @@ int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
 		r->cur = j;
 		r->cur_valid = 1;
 	}
-	copy_out(r, fields);
+	copy_out(r, fields, a);
 	*step = r->idx[k].step;
 	return 1;
+}
+
+int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
+		       float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
+{
+	if (r->h.has_agents)
+		return no_agents(r, err);
+	return traj_read_frame_at_agents(r, k, step, fields, NULL, err);
 }
 
 /* ---- opening and the rest ----------------------------------------------- */
@@ -1198,6 +1528,8 @@ void traj_reader_close(struct traj_reader *r)
 		free(r->first[f]);
 	util_free(r->buf[0]);
 	util_free(r->buf[1]);
+	util_free(r->csv_id);
+	util_free(r->csv_group);
 	util_free(r->q);
 	util_free(r->tbuf);
 	util_free(r->zbuf);

@@ -25,8 +25,12 @@ struct plane {
 
 struct traj_writer {
 	enum traj_format fmt;
-	int dims, nf;      /* nf = 2 * dims fields, + 1 with a hue */
-	uint64_t count;
+	int dims, nf;      /* nf = 2 * dims float fields, + 1 with a hue */
+	int nfs;           /* fields stored: nf, + 2 (id, group) with agents */
+	uint32_t flags;
+	int agents;        /* TRAJ_FLAG_AGENTS */
+	uint64_t count;    /* boids; with agents the most a frame may hold */
+	uint64_t n, prev_n; /* agents in the frame being written, and in the last */
 	FILE *fp;          /* binary and CSV */
 	gzFile gz;         /* gzip'd CSV */
 	int gz_fd;         /* a second descriptor of the gzip'd file, to fsync it */
@@ -43,6 +47,7 @@ struct traj_writer {
 	/* The frame being written (its fields) and the state delta frames
 	 * need: the previous frame's bits, or its quantised integers. */
 	float *const *cur;
+	const uint32_t *cur_id, *cur_group; /* with agents */
 	uint32_t *prev;
 	int64_t *q, *qprev;
 	uint64_t *zz;       /* lossy: zigzag differences, field after field */
@@ -50,7 +55,7 @@ struct traj_writer {
 	/* The transformed stream T of the frame, its planes, and the chunks. */
 	unsigned char *tbuf;
 	size_t tcap, tlen, tbase;
-	struct plane planes[TRAJ_FIELDS_MAX * 8];
+	struct plane planes[TRAJ_STORED_FIELDS_MAX * 8];
 	int nplanes;
 	unsigned char *zbuf, *table;
 	size_t zstride, zcap, table_cap, nchunk_cap;
@@ -196,10 +201,10 @@ static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *ge
 	h[9] = 0;
 	h[10] = (unsigned char)w->dims;
 	h[11] = 0;
-	traj_put_u32(h + 12, 0);
+	traj_put_u32(h + 12, w->flags);
 	traj_put_u64(h + 16, w->count);
 	traj_put_u64(h + 24, seed);
-	traj_put_u32(h + 32, (uint32_t)w->nf);
+	traj_put_u32(h + 32, (uint32_t)w->nfs);
 	traj_put_u32(h + 36, (uint32_t)gl);
 	traj_put_u32(h + 40, (uint32_t)jl);
 	crc = crc32(0L, h, sizeof h);
@@ -232,7 +237,11 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	w->level = level;
 	w->dims = dims;
 	w->nf = 2 * dims + (hue ? 1 : 0);
+	w->agents = (flags & TRAJ_FLAG_AGENTS) != 0;
+	w->nfs = w->nf + (w->agents ? TRAJ_AGENT_FIELDS : 0);
+	w->flags = flags;
 	w->count = count;
+	w->n = count;
 	w->chunk = TRAJ_CHUNK_SIZE;
 	w->key_interval = TRAJ_KEY_INTERVAL;
 	if (!(precision >= 0 && precision <= TRAJ_PRECISION_MAX) || level < 0 || level > 9) {
@@ -240,8 +249,13 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 			     precision, level);
 		goto fail;
 	}
-	if (flags != 0) {
+	if ((flags & ~TRAJ_FLAGS_KNOWN) != 0) {
 		util_err_set(err, "%s: unknown trajectory flags 0x%" PRIx32, path, flags);
+		goto fail;
+	}
+	if (count == 0 || count > UINT32_MAX) {
+		util_err_set(err, "%s: %" PRIu64 " %s: expected 1 to %" PRIu32, path, count,
+			     w->agents ? "agents a frame at most" : "boids", UINT32_MAX);
 		goto fail;
 	}
 	w->precision = precision;
@@ -289,7 +303,7 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 
 		/* The largest stream a frame can make: lossy, every value an
 		 * exception, 8 plane bytes and 12 exception bytes each. */
-		if (util_mul_size((size_t)count, (size_t)w->nf, &values) != 0 ||
+		if (util_mul_size((size_t)count, (size_t)w->nfs, &values) != 0 ||
 		    util_mul_size(values, 8 + TRAJ_QUANT_EXCEPTION, &bytes) != 0 ||
 		    bytes > SIZE_MAX / 2) {
 			util_err_set(err, "%s: frame size overflows", w->path);
@@ -307,9 +321,10 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		if (write_bin_header(w, seed, generator, scenario_json, err) != 0)
 			goto fail;
 	} else {
-		char hdr[64] = "step,id";
+		char hdr[64];
 		int f;
 
+		strcpy(hdr, w->agents ? "step,group,id" : "step,id");
 		for (f = 0; f < w->nf; f++)
 			sprintf(hdr + strlen(hdr), ",%s", traj_field_name(dims, f));
 		strcat(hdr, "\n");
@@ -371,24 +386,48 @@ static int quantise_one(float x, double p, int64_t *q)
 	return 2.0 * fabs((double)y - (double)x) <= p ? 0 : -1;
 }
 
+/* The u32 value of integer field f (>= nf: id, then group) of agent i. */
+static uint32_t int_field(const struct traj_writer *w, size_t f, size_t i)
+{
+	return f == (size_t)w->nf ? w->cur_id[i] : w->cur_group[i];
+}
+
 /* Lossy frames: quantises every value and lays out the stream's prelude
- * and exceptions; the planes are filled chunk by chunk later. */
+ * and exceptions; the planes are filled chunk by chunk later. The id and
+ * group fields of agents are stored exactly: q is the value itself. */
 static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
 {
-	size_t n = (size_t)w->count, f, nexc = 0;
+	size_t n = (size_t)w->n, f, nexc = 0;
 	unsigned char *t;
 	size_t len, off;
 	int b;
 
 	w->nplanes = 0;
-	for (f = 0; f < (size_t)w->nf; f++) {
-		const float *x = w->cur[f];
+	for (f = 0; f < (size_t)w->nfs; f++) {
+		const float *x = f < (size_t)w->nf ? w->cur[f] : NULL;
 		const int64_t *qp = w->qprev + f * n;
 		int64_t *qc = w->q + f * n;
 		uint64_t *z = w->zz + f * n, zmax = 0;
 		unsigned char *ex = w->exc + f * n;
 		size_t i, e = 0;
 
+		if (x == NULL) {
+			for (i = 0; i < n; i++) {
+				int64_t qi = (int64_t)int_field(w, f, i);
+
+				qc[i] = qi;
+				z[i] = traj_zigzag(key ? (uint64_t)qi
+						       : (uint64_t)qi - (uint64_t)qp[i]);
+				if (z[i] > zmax)
+					zmax = z[i];
+				ex[i] = 0;
+			}
+			for (b = 0; b < byte_width(zmax); b++) {
+				w->planes[w->nplanes].f = (int)f;
+				w->planes[w->nplanes++].b = b;
+			}
+			continue;
+		}
 		#pragma omp parallel for schedule(static) reduction(max: zmax) reduction(+: e) \
 			if (n >= util_parallel_min)
 		for (i = 0; i < n; i++) {
@@ -412,14 +451,14 @@ static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
 		}
 		nexc += e;
 	}
-	w->tbase = TRAJ_QUANT_PRELUDE + (size_t)w->nf;
+	w->tbase = TRAJ_QUANT_PRELUDE + (size_t)w->nfs;
 	len = w->tbase + (size_t)w->nplanes * n + nexc * TRAJ_QUANT_EXCEPTION;
 	if (util_reserve(&w->tbuf, &w->tcap, len, err) != 0)
 		return -1;
 	t = w->tbuf;
 	traj_put_f64(t, w->precision);
 	traj_put_u64(t + 8, (uint64_t)nexc);
-	for (f = 0; f < (size_t)w->nf; f++)
+	for (f = 0; f < (size_t)w->nfs; f++)
 		t[TRAJ_QUANT_PRELUDE + f] = 0;
 	for (b = 0; b < w->nplanes; b++)
 		t[TRAJ_QUANT_PRELUDE + w->planes[b].f]++;
@@ -447,7 +486,7 @@ static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
 static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int delta,
 			unsigned char *dst)
 {
-	size_t n = (size_t)w->count, end = w->tbase + (size_t)w->nplanes * n, a0 = a;
+	size_t n = (size_t)w->n, end = w->tbase + (size_t)w->nplanes * n, a0 = a;
 
 	if (a < w->tbase)
 		a = w->tbase;
@@ -464,7 +503,7 @@ static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int del
 
 			for (i = i0; i < i1; i++)
 				out[i] = (unsigned char)(z[i] >> sh);
-		} else {
+		} else if (f < w->nf) {
 			const float *x = w->cur[f];
 			const uint32_t *p = w->prev + (size_t)f * n;
 
@@ -472,6 +511,16 @@ static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int del
 				uint32_t u;
 
 				memcpy(&u, &x[i], 4);
+				if (delta)
+					u ^= p[i];
+				out[i] = (unsigned char)(u >> sh);
+			}
+		} else {
+			const uint32_t *p = w->prev + (size_t)f * n;
+
+			for (i = i0; i < i1; i++) {
+				uint32_t u = int_field(w, (size_t)f, i);
+
 				if (delta)
 					u ^= p[i];
 				out[i] = (unsigned char)(u >> sh);
@@ -571,8 +620,10 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
-	size_t n = (size_t)w->count, nchunks, k, zlen, tab;
-	int key = w->frames == 0 || w->chain >= w->key_interval;
+	size_t n = (size_t)w->n, nchunks, k, zlen, tab;
+	/* A key frame on the interval (by frame index), and whenever the count
+	 * changes: a delta frame has the count of the frame before it. */
+	int key = w->frames % w->key_interval == 0 || w->n != w->prev_n;
 	int lossy = w->precision > 0, bad = 0, f, b;
 	uint32_t codec;
 	uLong crc;
@@ -585,7 +636,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	} else {
 		codec = key ? TRAJ_CODEC_SHUFFLE : TRAJ_CODEC_XOR;
 		w->nplanes = 0;
-		for (f = 0; f < w->nf; f++)
+		for (f = 0; f < w->nfs; f++)
 			for (b = 0; b < 4; b++) {
 				w->planes[w->nplanes].f = f;
 				w->planes[w->nplanes++].b = b;
@@ -593,6 +644,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		w->tbase = 0;
 		w->tlen = (size_t)w->nplanes * n;
 	}
+	/* (no chunks at all for a stream of 0 bytes, a frame of no agents) */
 	nchunks = (w->tlen + w->chunk - 1) / w->chunk;
 	if (nchunks > UINT32_MAX) {
 		util_err_set(err, "%s: a frame of %zu chunks is too many", w->path, nchunks);
@@ -667,7 +719,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	}
 	memcpy(h, TRAJ_FRAME_TAG, 4);
 	traj_put_u64(h + 4, step);
-	traj_put_u32(h + 12, (uint32_t)w->count);
+	traj_put_u32(h + 12, (uint32_t)n);
 	traj_put_u32(h + 16, codec);
 	traj_put_u64(h + 20, (uint64_t)w->tlen);
 	traj_put_u64(h + 28, (uint64_t)zlen);
@@ -692,15 +744,20 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	} else {
 		for (f = 0; f < w->nf; f++)
 			memcpy(w->prev + (size_t)f * n, fields[f], n * sizeof(float));
+		if (w->agents) {
+			memcpy(w->prev + (size_t)w->nf * n, w->cur_id, n * sizeof(uint32_t));
+			memcpy(w->prev + (size_t)(w->nf + 1) * n, w->cur_group, n * sizeof(uint32_t));
+		}
 	}
 	w->chain = key ? 1 : w->chain + 1;
+	w->prev_n = w->n;
 	return 0;
 }
 
 static int write_csv_frame(struct traj_writer *w, uint64_t step,
 			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
-	size_t n = (size_t)w->count, i, len = 0;
+	size_t n = (size_t)w->n, i, len = 0;
 	int f, nf = w->nf;
 
 	for (i = 0; i < n; i++) {
@@ -710,9 +767,14 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 				return -1;
 			len = 0;
 		}
-		len += (size_t)snprintf(w->text + len, w->text_cap - len,
-					"%" PRIu64 ",%" PRIu64, step,
-					w->ids ? (uint64_t)w->ids[i] : (uint64_t)i);
+		if (w->agents)
+			len += (size_t)snprintf(w->text + len, w->text_cap - len,
+						"%" PRIu64 ",%" PRIu32 ",%" PRIu32, step,
+						w->cur_group[i], w->cur_id[i]);
+		else
+			len += (size_t)snprintf(w->text + len, w->text_cap - len,
+						"%" PRIu64 ",%" PRIu64, step,
+						w->ids ? (uint64_t)w->ids[i] : (uint64_t)i);
 		for (f = 0; f < nf; f++)
 			len += (size_t)snprintf(w->text + len, w->text_cap - len, ",%.9g",
 						(double)fields[f][i]);
@@ -721,8 +783,8 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 	return put(w, w->text, len, err);
 }
 
-int traj_write_frame(struct traj_writer *w, uint64_t step,
-		     float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
+static int write_frame(struct traj_writer *w, uint64_t step,
+		       float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
 	int rc = w->fmt == TRAJ_BIN ? write_bin_frame(w, step, fields, err)
 				    : write_csv_frame(w, step, fields, err);
@@ -738,6 +800,63 @@ int traj_write_frame(struct traj_writer *w, uint64_t step,
 		}
 	}
 	return rc;
+}
+
+int traj_write_frame(struct traj_writer *w, uint64_t step,
+		     float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
+{
+	if (w->agents) {
+		util_err_set(err, "%s: a trajectory with agents is written with "
+			     "traj_write_frame_agents", w->path);
+		return -1;
+	}
+	return write_frame(w, step, fields, err);
+}
+
+int traj_write_frame_agents(struct traj_writer *w, uint64_t step,
+			    float *const fields[TRAJ_FIELDS_MAX], const struct traj_agents *a,
+			    struct util_err *err)
+{
+	size_t i, n;
+
+	if (!w->agents || a == NULL) {
+		util_err_set(err, "%s: traj_write_frame_agents needs a trajectory opened with "
+			     "TRAJ_FLAG_AGENTS, and the agents", w->path);
+		return -1;
+	}
+	if (a->n > w->count) {
+		util_err_set(err, "%s: step %" PRIu64 ": %" PRIu64 " agents, more than the %"
+			     PRIu64 " the file was opened for", w->path, step, a->n, w->count);
+		return -1;
+	}
+	n = (size_t)a->n;
+	/* Strictly increasing (group, id): boids by id, then predators by id. */
+	for (i = 0; i < n; i++) {
+		if (a->group[i] >= TRAJ_GROUPS) {
+			util_err_set(err, "%s: step %" PRIu64 ": agent %" PRIu32 " has group %"
+				     PRIu32 " (0 boid, 1 predator)", w->path, step, a->id[i],
+				     a->group[i]);
+			return -1;
+		}
+		if (i > 0 && (a->group[i] < a->group[i - 1] ||
+			      (a->group[i] == a->group[i - 1] && a->id[i] <= a->id[i - 1]))) {
+			util_err_set(err, "%s: step %" PRIu64 ": agents out of (group, id) order at "
+				     "%zu (group %" PRIu32 " id %" PRIu32 " after group %" PRIu32
+				     " id %" PRIu32 ")", w->path, step, i, a->group[i], a->id[i],
+				     a->group[i - 1], a->id[i - 1]);
+			return -1;
+		}
+		if (a->group[i] == TRAJ_GROUP_PREDATOR && w->nf > 2 * w->dims &&
+		    fields[w->nf - 1][i] != 0.0f) {
+			util_err_set(err, "%s: step %" PRIu64 ": predator %" PRIu32 " has hue %g, "
+				     "not 0", w->path, step, a->id[i], (double)fields[w->nf - 1][i]);
+			return -1;
+		}
+	}
+	w->n = a->n;
+	w->cur_id = a->id;
+	w->cur_group = a->group;
+	return write_frame(w, step, fields, err);
 }
 
 /* Make the rename itself durable; failure here loses nothing already

@@ -836,6 +836,587 @@ START_TEST(test_hue_field)
 }
 END_TEST
 
+/* ---- files with agents (TRAJ_FLAG_AGENTS) -------------------------------- */
+
+#define AG_FRAMES 12
+#define AG_MAX 40      /* the writer's count: more than any frame holds */
+
+/* A frame of agents as a test writes it and reads it back. */
+struct agframe {
+	uint64_t step;
+	size_t n;
+	uint32_t id[AG_MAX], group[AG_MAX];
+	float v[TRAJ_FIELDS_MAX][AG_MAX];
+};
+
+/* Frame k: a population that changes every third frame (boids come and
+ * go with stable, sparse ids; predators appear, one of them with the id
+ * of a boid, and leave), values that move a little from frame to frame. */
+static void make_agents(struct agframe *fr, int k, int dims, int hue)
+{
+	static const uint32_t preds[4][3] = {{0}, {3}, {3, 7}, {7}};
+	static const size_t npreds[4] = {0, 1, 2, 1};
+	int s = (k / 3) % 4, nf = 2 * dims + hue, f;
+	uint32_t i;
+	size_t j;
+
+	memset(fr, 0, sizeof *fr);
+	fr->step = (uint64_t)(10 * k + 1);
+	for (i = (uint32_t)(2 * s); i < (uint32_t)(10 + 4 * s); i++)
+		if (i % 4 != 1) {
+			fr->id[fr->n] = i * 1009u + i * i; /* sparse, increasing */
+			fr->group[fr->n++] = TRAJ_GROUP_BOID;
+		}
+	for (j = 0; j < npreds[s]; j++) {
+		fr->id[fr->n] = preds[s][j] * 1009u + preds[s][j] * preds[s][j];
+		fr->group[fr->n++] = TRAJ_GROUP_PREDATOR;
+	}
+	for (j = 0; j < fr->n; j++)
+		for (f = 0; f < nf; f++)
+			fr->v[f][j] = hue && f == nf - 1 ?
+				(fr->group[j] ? 0.0f : (float)fmod(0.0137 * fr->id[j] + 0.01 * k, 1.0)) :
+				(float)(f + 1) * (float)sin(1e-5 * fr->id[j] + 0.1 * k + fr->group[j]);
+}
+
+static void write_agents(const char *path, enum traj_format fmt, int dims, int hue,
+			 double precision, uint32_t interval, const struct agframe *fr, int nframes)
+{
+	struct util_err err = {{0}};
+	struct traj_writer *w = traj_writer_open(path, fmt, dims, hue, TRAJ_FLAG_AGENTS, AG_MAX, 7,
+						 "test", "{}", 1, precision, &err);
+	int k, f;
+
+	ck_assert_msg(w != NULL, "%s", err.msg);
+	if (interval)
+		traj_writer_set_key_interval(w, interval);
+	for (k = 0; k < nframes; k++) {
+		float *v[TRAJ_FIELDS_MAX] = {0};
+		struct traj_agents a;
+
+		for (f = 0; f < 2 * dims + hue; f++)
+			v[f] = (float *)fr[k].v[f];
+		a.n = fr[k].n;
+		a.id = (uint32_t *)fr[k].id;
+		a.group = (uint32_t *)fr[k].group;
+		ck_assert_msg(traj_write_frame_agents(w, fr[k].step, v, &a, &err) == 0, "%s", err.msg);
+	}
+	ck_assert_msg(traj_writer_close(w, TRAJ_COMPLETE, &err) == 0, "%s", err.msg);
+}
+
+/* Reads every frame of path with its agents; returns the reader when keep. */
+static struct traj_reader *read_agents(const char *path, struct agframe *fr, int *nframes,
+				       char digest[TRAJ_DIGEST_HEX], int keep)
+{
+	struct util_err err = {{0}};
+	struct traj_reader *r = traj_reader_open(path, &err);
+	int rc, f;
+
+	ck_assert_msg(r != NULL, "%s: %s", path, err.msg);
+	ck_assert_int_eq(traj_reader_header(r)->has_agents, 1);
+	ck_assert_uint_eq(traj_reader_header(r)->flags, TRAJ_FLAG_AGENTS);
+	for (*nframes = 0;; (*nframes)++) {
+		float *v[TRAJ_FIELDS_MAX] = {0};
+		struct traj_agents a;
+
+		ck_assert_int_lt(*nframes, 2 * AG_FRAMES);
+		memset(&fr[*nframes], 0xff, sizeof fr[*nframes]);
+		for (f = 0; f < traj_reader_header(r)->fields; f++)
+			v[f] = fr[*nframes].v[f];
+		a.id = fr[*nframes].id;
+		a.group = fr[*nframes].group;
+		rc = traj_read_frame_agents(r, &fr[*nframes].step, v, &a, &err);
+		ck_assert_msg(rc >= 0, "%s: %s", path, err.msg);
+		if (rc == 0)
+			break;
+		fr[*nframes].n = (size_t)a.n;
+	}
+	traj_reader_digest(r, digest);
+	if (keep)
+		return r;
+	traj_reader_close(r);
+	return NULL;
+}
+
+/* Frames equal: steps, counts, ids, groups, and the values bit for bit
+ * (precision 0) or within precision/2. */
+static void assert_same_agents(const struct agframe *a, const struct agframe *b, int n, int nf,
+			       double precision, const char *what)
+{
+	int k, f;
+	size_t i;
+
+	for (k = 0; k < n; k++) {
+		ck_assert_uint_eq(a[k].step, b[k].step);
+		ck_assert_msg(a[k].n == b[k].n, "%s: frame %d: %zu agents, %zu expected", what, k,
+			      b[k].n, a[k].n);
+		ck_assert_msg(memcmp(a[k].id, b[k].id, a[k].n * 4) == 0 &&
+			      memcmp(a[k].group, b[k].group, a[k].n * 4) == 0,
+			      "%s: frame %d: other ids or groups", what, k);
+		for (f = 0; f < nf; f++)
+			for (i = 0; i < a[k].n; i++)
+				ck_assert_msg(precision > 0 ?
+					      2.0 * fabs((double)a[k].v[f][i] - b[k].v[f][i]) <= precision :
+					      memcmp(&a[k].v[f][i], &b[k].v[f][i], 4) == 0,
+					      "%s: frame %d field %d agent %zu: %.9g read as %.9g", what,
+					      k, f, i, a[k].v[f][i], b[k].v[f][i]);
+	}
+}
+
+/* Files with agents round-trip in every format, 2D and 3D, with and
+ * without a hue: counts that change, sparse ids, predators; a frame whose
+ * count differs from the one before is a key frame; the digest is the
+ * same in bin, csv and csv.gz; random access crosses count changes. */
+START_TEST(test_agents_round_trip)
+{
+	static const char *const NAMES[] = {"a.bin", "a.csv", "a.csv.gz", "al.bin"};
+	static const enum traj_format FMTS[] = {TRAJ_BIN, TRAJ_CSV, TRAJ_CSV_GZ, TRAJ_BIN};
+	static const int order[] = {11, 2, 3, 4, 5, 9, 0, 8, 8, 6, 7, 1, 10, 3};
+	const int dims = 2 + _i / 2, hue = _i % 2, nf = 2 * dims + hue;
+	const uint32_t interval = 4;
+	struct agframe *fr = calloc(AG_FRAMES, sizeof *fr), *got = calloc(2 * AG_FRAMES, sizeof *got);
+	char digest[4][TRAJ_DIGEST_HEX], d2[TRAJ_DIGEST_HEX], line[128];
+	struct util_err err = {{0}};
+	struct traj_reader *r;
+	size_t most = 0;
+	int k, j, n, changes = 0, f;
+	FILE *fp;
+
+	make_dir();
+	for (k = 0; k < AG_FRAMES; k++) {
+		make_agents(&fr[k], k, dims, hue);
+		most = fr[k].n > most ? fr[k].n : most;
+		changes += k > 0 && fr[k].n != fr[k - 1].n;
+	}
+	ck_assert_int_ge(changes, 3);
+	for (j = 0; j < 4; j++) {
+		write_agents(path_in(NAMES[j]), FMTS[j], dims, hue, j == 3 ? 1e-3 : 0, interval, fr,
+			     AG_FRAMES);
+		r = read_agents(path_in(NAMES[j]), got, &n, digest[j], 1);
+		ck_assert_int_eq(n, AG_FRAMES);
+		ck_assert_int_eq(traj_reader_header(r)->fields, nf);
+		ck_assert_int_eq(traj_reader_header(r)->has_hue, hue);
+		/* the binary header keeps the writer's count; CSV has the largest frame */
+		ck_assert_uint_eq(traj_reader_header(r)->count, FMTS[j] == TRAJ_BIN ? AG_MAX : most);
+		assert_same_agents(fr, got, AG_FRAMES, nf, j == 3 ? 1e-3 : 0, NAMES[j]);
+		if (FMTS[j] == TRAJ_BIN) {
+			/* a key frame on the interval and wherever the count changes */
+			uint64_t keys = 0;
+
+			ck_assert_int_eq(traj_reader_indexed(r), 1);
+			traj_reader_close(r);
+			r = traj_reader_open(path_in(NAMES[j]), &err);
+			ck_assert_int_eq(traj_reader_load_index(r, &err), 1);
+			for (k = 0; k < AG_FRAMES; k++) {
+				const struct traj_index_entry *e = traj_reader_index_entry(r, (uint64_t)k);
+				int key = k % (int)interval == 0 || fr[k].n != fr[k - 1].n;
+
+				ck_assert_msg(traj_codec_is_key(e->codec) == key, "%s: frame %d is%s a "
+					      "key frame", NAMES[j], k, key ? " not" : "");
+				ck_assert_uint_le(e->back, interval - 1);
+				ck_assert_uint_eq(e->codec, j == 3 ? (key ? TRAJ_CODEC_QUANT :
+					TRAJ_CODEC_QUANT_DELTA) : (key ? TRAJ_CODEC_SHUFFLE : TRAJ_CODEC_XOR));
+				keys += (uint64_t)key;
+			}
+			ck_assert_uint_lt(keys, AG_FRAMES); /* there are delta frames too */
+			/* random access, across the count changes, equals reading in order */
+			for (k = 0; k < (int)(sizeof order / sizeof order[0]); k++) {
+				struct agframe one;
+				float *v[TRAJ_FIELDS_MAX] = {0};
+				struct traj_agents a = {0, one.id, one.group};
+
+				for (f = 0; f < nf; f++)
+					v[f] = one.v[f];
+				ck_assert_msg(traj_read_frame_at_agents(r, (uint64_t)order[k], &one.step,
+									 v, &a, &err) == 1, "%s", err.msg);
+				one.n = (size_t)a.n;
+				assert_same_agents(&got[order[k]], &one, 1, nf, 0, "random access");
+			}
+			/* the calls without agents refuse such a file, saying why */
+			{
+				uint64_t step;
+				float *v[TRAJ_FIELDS_MAX] = {got[0].v[0], got[0].v[1], got[0].v[2],
+							     got[0].v[3], got[0].v[4], got[0].v[5],
+							     got[0].v[6]};
+
+				ck_assert_int_eq(traj_read_frame_at(r, 0, &step, v, &err), -1);
+				ck_assert_ptr_nonnull(strstr(err.msg, "traj_read_frame_agents"));
+				traj_reader_close(r);
+				r = traj_reader_open(path_in(NAMES[j]), &err);
+				ck_assert_int_eq(traj_read_frame(r, &step, v, &err), -1);
+				ck_assert_ptr_nonnull(strstr(err.msg, "traj_read_frame_agents"));
+			}
+		}
+		traj_reader_close(r);
+	}
+	ck_assert_str_eq(digest[0], digest[1]);
+	ck_assert_str_eq(digest[0], digest[2]);
+	ck_assert_str_ne(digest[0], digest[3]);
+	fp = fopen(path_in("a.csv"), "r");
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+	fclose(fp);
+	ck_assert_str_eq(line, dims == 2 ? (hue ? "step,group,id,x,y,vx,vy,hue\n" :
+					    "step,group,id,x,y,vx,vy\n") :
+			       (hue ? "step,group,id,x,y,z,vx,vy,vz,hue\n" :
+				"step,group,id,x,y,z,vx,vy,vz\n"));
+	/* the lossy file converted to CSV (as convert does) keeps its digest */
+	{
+		int nl;
+		struct agframe *lossy = calloc(2 * AG_FRAMES, sizeof *lossy);
+
+		free(read_agents(path_in("al.bin"), lossy, &nl, d2, 0));
+		write_agents(path_in("al.csv"), TRAJ_CSV, dims, hue, 0, 0, lossy, nl);
+		read_agents(path_in("al.csv"), got, &n, d2, 0);
+		ck_assert_str_eq(d2, digest[3]);
+		assert_same_agents(lossy, got, nl, nf, 0, "lossy bin -> csv");
+		write_agents(path_in("back.bin"), TRAJ_BIN, dims, hue, 0, 0, got, n);
+		read_agents(path_in("back.bin"), got, &n, d2, 0);
+		ck_assert_str_eq(d2, digest[3]);
+		free(lossy);
+	}
+	free(fr);
+	free(got);
+	remove_dir();
+}
+END_TEST
+
+/* Frames of no agents: in the binary format a frame of count 0 (a key
+ * frame, and a delta frame after it, lossless and lossy); CSV cannot hold
+ * them and writes no line. A file without the flag read with the agents
+ * call gives ids 0..n-1, all boids. */
+START_TEST(test_agents_empty_frames)
+{
+	static const size_t counts[] = {3, 0, 0, 2, 2, 0};
+	struct agframe fr[6], got[12];
+	char d[3][TRAJ_DIGEST_HEX];
+	int k, n, p;
+	size_t i;
+
+	make_dir();
+	for (k = 0; k < 6; k++) {
+		make_agents(&fr[k], 4 + k, 2, 1);
+		fr[k].n = counts[k];
+		for (i = 0; i < fr[k].n; i++)
+			fr[k].group[i] = TRAJ_GROUP_BOID, fr[k].v[4][i] = 0.5f;
+	}
+	for (p = 0; p < 2; p++) {
+		struct traj_reader *r;
+
+		write_agents(path_in("e.bin"), TRAJ_BIN, 2, 1, p ? 0.01 : 0, 100, fr, 6);
+		r = read_agents(path_in("e.bin"), got, &n, d[p], 1);
+		ck_assert_int_eq(n, 6);
+		assert_same_agents(fr, got, 6, 5, p ? 0.01 : 0, "frames of no agents");
+		/* key, key (count changed), delta of 0, key, delta, key */
+		ck_assert_uint_eq(traj_reader_codec_frames(r, p ? TRAJ_CODEC_QUANT : TRAJ_CODEC_SHUFFLE), 4);
+		ck_assert_uint_eq(traj_reader_codec_frames(r, p ? TRAJ_CODEC_QUANT_DELTA : TRAJ_CODEC_XOR), 2);
+		traj_reader_close(r);
+	}
+	write_agents(path_in("e.csv"), TRAJ_CSV, 2, 1, 0, 0, fr, 6);
+	read_agents(path_in("e.csv"), got, &n, d[2], 0);
+	ck_assert_int_eq(n, 3); /* frames 0, 3 and 4 */
+	ck_assert(got[0].step == fr[0].step && got[1].step == fr[3].step &&
+		  got[2].step == fr[4].step);
+	assert_same_agents(&fr[3], &got[1], 2, 5, 0, "CSV without the frames of no agents");
+	/* a file without the flag, read with the agents call */
+	{
+		struct util_err err = {{0}};
+		struct traj_reader *r;
+		float *v[TRAJ_FIELDS_MAX] = {0};
+		uint32_t id[60], group[60];
+		struct traj_agents a = {0, id, group};
+		uint64_t step;
+
+		write_run(SCEN2D_EVERY1, path_in("plain.bin"), TRAJ_BIN, UINT64_MAX);
+		r = traj_reader_open(path_in("plain.bin"), &err);
+		ck_assert_int_eq(traj_reader_header(r)->has_agents, 0);
+		for (k = 0; k < 4; k++)
+			v[k] = malloc(60 * sizeof(float));
+		memset(group, 0xff, sizeof group);
+		ck_assert_int_eq(traj_read_frame_agents(r, &step, v, &a, &err), 1);
+		ck_assert_uint_eq(a.n, 60);
+		for (i = 0; i < 60; i++)
+			ck_assert(id[i] == i && group[i] == TRAJ_GROUP_BOID);
+		ck_assert_int_eq(traj_read_frame_at_agents(r, 14, &step, v, &a, &err), 1);
+		ck_assert_uint_eq(step, 14);
+		ck_assert_uint_eq(a.n, 60);
+		traj_reader_close(r);
+		for (k = 0; k < 4; k++)
+			free(v[k]);
+	}
+	remove_dir();
+}
+END_TEST
+
+/* The writer refuses agents it cannot store as the format says. */
+START_TEST(test_agents_writer_refuses)
+{
+	struct util_err err = {{0}};
+	struct traj_writer *w;
+	struct agframe fr;
+	float *v[TRAJ_FIELDS_MAX] = {0};
+	struct traj_agents a;
+	int f;
+
+	make_dir();
+	make_agents(&fr, 6, 2, 1);
+	for (f = 0; f < 5; f++)
+		v[f] = fr.v[f];
+	a.id = fr.id;
+	a.group = fr.group;
+	ck_assert_ptr_null(traj_writer_open(path_in("w.bin"), TRAJ_BIN, 2, 1, 2, 10, 1, "t", "{}",
+					    1, 0, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "flags"));
+	w = traj_writer_open(path_in("w.bin"), TRAJ_BIN, 2, 1, TRAJ_FLAG_AGENTS, AG_MAX, 1, "t",
+			     "{}", 1, 0, &err);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(traj_write_frame(w, 0, v, &err), -1);
+	a.n = AG_MAX + 1;
+	ck_assert_int_eq(traj_write_frame_agents(w, 0, v, &a, &err), -1);
+	a.n = fr.n;
+	fr.group[1] = 2;
+	ck_assert_int_eq(traj_write_frame_agents(w, 0, v, &a, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "group 2"));
+	fr.group[1] = TRAJ_GROUP_BOID;
+	fr.id[1] = fr.id[0];
+	ck_assert_int_eq(traj_write_frame_agents(w, 0, v, &a, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "order"));
+	fr.id[1] = fr.id[2] - 1;
+	ck_assert_int_eq(fr.group[fr.n - 1], TRAJ_GROUP_PREDATOR);
+	fr.v[4][fr.n - 1] = 0.25f;
+	ck_assert_int_eq(traj_write_frame_agents(w, 0, v, &a, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "hue"));
+	fr.v[4][fr.n - 1] = 0;
+	ck_assert_msg(traj_write_frame_agents(w, 0, v, &a, &err) == 0, "%s", err.msg);
+	traj_writer_abort(w);
+	remove_dir();
+}
+END_TEST
+
+/* A frame record made by hand: step, count, codec, the stream T (R
+ * bytes) as one zlib chunk, and the CRC. Returns its length. */
+static size_t make_frame(unsigned char *out, uint64_t step, uint32_t count, uint32_t codec,
+			 const unsigned char *t, size_t rlen)
+{
+	uLongf zl = compressBound((uLong)rlen);
+	unsigned char *z = malloc(zl);
+	size_t k = rlen ? 1 : 0, plen;
+	uLong crc;
+
+	ck_assert_int_eq(compress2(z, &zl, t, (uLong)rlen, 6), Z_OK);
+	plen = 8 + 4 * k + (k ? zl : 0);
+	memcpy(out, TRAJ_FRAME_TAG, 4);
+	traj_put_u64(out + 4, step);
+	traj_put_u32(out + 12, count);
+	traj_put_u32(out + 16, codec);
+	traj_put_u64(out + 20, rlen);
+	traj_put_u64(out + 28, plen);
+	traj_put_u32(out + 40, TRAJ_CHUNK_SIZE);
+	traj_put_u32(out + 44, (uint32_t)k);
+	if (k) {
+		traj_put_u32(out + 48, (uint32_t)zl);
+		memcpy(out + 52, z, zl);
+	}
+	crc = crc32(crc32(0L, out, 36), out + 40, (uInt)plen);
+	traj_put_u32(out + 36, (uint32_t)crc);
+	free(z);
+	return TRAJ_FRAME_HEADER + plen;
+}
+
+/* Codec 1 or 2 stream of a 2D frame without hue (x, y, vx, vy, id, group):
+ * byte planes of the u32 values, XOR base when given. */
+static size_t planes_stream(unsigned char *t, uint32_t n, const uint32_t *id, const uint32_t *g,
+			    const unsigned char *base)
+{
+	uint32_t f, b, i;
+
+	for (f = 0; f < 6; f++)
+		for (b = 0; b < 4; b++)
+			for (i = 0; i < n; i++) {
+				uint32_t u = f < 4 ? 0x3f800000u + f * 7 + i : f == 4 ? id[i] : g[i];
+
+				t[(f * 4 + b) * n + i] = (unsigned char)(u >> (8 * b)) ^
+							 (base ? base[(f * 4 + b) * n + i] : 0);
+			}
+	return (size_t)n * 24;
+}
+
+/* Lossy (codec 3) stream of the same fields: q = i for the floats, the
+ * ids and groups as they are, and one exception at slot exc (if not -1). */
+static size_t quant_stream(unsigned char *t, uint32_t n, const uint32_t *id, const uint32_t *g,
+			   long exc)
+{
+	size_t off = 16 + 6, i, f;
+
+	traj_put_f64(t, 0.5);
+	traj_put_u64(t + 8, exc >= 0 ? 1 : 0);
+	for (f = 0; f < 6; f++) {
+		t[16 + f] = 8;
+		for (i = 0; i < 8 * (size_t)n; i++) {
+			uint64_t v = f < 4 ? traj_zigzag(i % n) : traj_zigzag(f == 4 ? id[i % n] : g[i % n]);
+
+			t[off + i] = (unsigned char)(v >> (8 * (i / n)));
+		}
+		off += 8 * (size_t)n;
+	}
+	if (exc >= 0) {
+		traj_put_u64(t + off, (uint64_t)exc);
+		traj_put_u32(t + off + 8, 0x7fc00000u);
+		off += 12;
+	}
+	return off;
+}
+
+/* The header of a 2D file with agents, without hue, at most 8 a frame;
+ * its flags set to flags (the CRC recomputed). */
+static long agents_header(unsigned char *b, uint32_t flags)
+{
+	struct agframe fr;
+	unsigned char *all;
+	long size, len;
+
+	make_agents(&fr, 0, 2, 0);
+	fr.n = 0;
+	write_agents(path_in("h.bin"), TRAJ_BIN, 2, 0, 0, 0, &fr, 1);
+	all = slurp(path_in("h.bin"), &size);
+	ck_assert_uint_eq(traj_get_u32(all + 12), TRAJ_FLAG_AGENTS);
+	ck_assert_uint_eq(traj_get_u32(all + 32), 6);
+	len = TRAJ_HEADER_FIXED + (long)traj_get_u32(all + 36) + (long)traj_get_u32(all + 40);
+	memcpy(b, all, (size_t)len + 4);
+	traj_put_u32(b + 12, flags);
+	traj_put_u64(b + 16, 8);
+	traj_put_u32(b + len, (uint32_t)crc32(0L, b, (uInt)len));
+	free(all);
+	return len + 4;
+}
+
+/* Reads the file of b: the frames read, and the error (rc -1, -2 at open). */
+static int read_built(const unsigned char *b, long len, int *rc, char *msg)
+{
+	struct util_err err = {{0}};
+	struct traj_reader *r;
+	float x[4][8], *v[TRAJ_FIELDS_MAX] = {x[0], x[1], x[2], x[3]};
+	uint32_t id[8], g[8];
+	struct traj_agents a = {0, id, g};
+	uint64_t step;
+	int n = 0;
+
+	spill(path_in("built.bin"), b, len);
+	r = traj_reader_open(path_in("built.bin"), &err);
+	msg[0] = '\0';
+	if (r == NULL) {
+		*rc = -2;
+		strcpy(msg, err.msg);
+		return 0;
+	}
+	while ((*rc = traj_read_frame_agents(r, &step, v, &a, &err)) == 1)
+		n++;
+	strcpy(msg, err.msg);
+	traj_reader_close(r);
+	return n;
+}
+
+/* The reader refuses what the format does not allow: an unknown flag, a
+ * group of 2, ids out of order, a delta frame whose count differs from
+ * the frame before it, a frame above the header's count, exceptions in
+ * the id and group fields. Each damaged file is made from a sound one
+ * that reads, so the tests can tell. */
+START_TEST(test_agents_reader_refuses)
+{
+	static const uint32_t id_ok[4] = {2, 9, 40, 3}, g_ok[4] = {0, 0, 0, 1};
+	static const uint32_t id_bad[4] = {2, 40, 9, 3}, g_two[4] = {0, 0, 0, 2};
+	static const uint32_t g_back[4] = {0, 1, 0, 1}, id_dup[4] = {2, 9, 9, 3};
+	unsigned char *b = malloc(1 << 16), t[4096], base[4096];
+	char msg[UTIL_ERR_MAX];
+	long hl, len;
+	int rc;
+
+	make_dir();
+	/* flags: 1 reads, 3 and 2 do not */
+	hl = agents_header(b, TRAJ_FLAG_AGENTS);
+	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_ok, g_ok, NULL));
+	ck_assert_msg(read_built(b, len, &rc, msg) == 1 && rc == 0, "%s", msg);
+	agents_header(b, TRAJ_FLAG_AGENTS | 2);
+	read_built(b, len, &rc, msg);
+	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x3"), "%s", msg);
+	agents_header(b, 2);
+	read_built(b, len, &rc, msg);
+	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x2"), "%s", msg);
+	agents_header(b, TRAJ_FLAG_AGENTS);
+	/* a group of 2; ids out of order; a repeated id; groups not in order */
+	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_ok, g_two, NULL));
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "frame 0: damaged agents") && strstr(msg, "group 2"),
+		      "%s", msg);
+	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_bad, g_ok, NULL));
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "out of (group, id) order"), "%s", msg);
+	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_dup, g_ok, NULL));
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "out of (group, id) order"), "%s", msg);
+	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_ok, g_back, NULL));
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "out of (group, id) order"), "%s", msg);
+	/* a delta frame: of the same count it reads, of another count it is refused */
+	len = hl + (long)make_frame(b + hl, 0, 4, 1, base, planes_stream(base, 4, id_ok, g_ok, NULL));
+	{
+		long l2 = len + (long)make_frame(b + len, 1, 4, 2, t,
+						 planes_stream(t, 4, id_ok, g_ok, base));
+
+		ck_assert_msg(read_built(b, l2, &rc, msg) == 2 && rc == 0, "%s", msg);
+		l2 = len + (long)make_frame(b + len, 1, 3, 2, t, planes_stream(t, 3, id_ok, g_ok, NULL));
+		ck_assert_int_eq(read_built(b, l2, &rc, msg), 1);
+		ck_assert_msg(rc == -1 && strstr(msg, "frame 1: a delta frame of 3 agents after a "
+						 "frame of 4"), "%s", msg);
+		/* a key frame of another count is fine */
+		l2 = len + (long)make_frame(b + len, 1, 3, 1, t, planes_stream(t, 3, id_ok, g_ok, NULL));
+		ck_assert_msg(read_built(b, l2, &rc, msg) == 2 && rc == 0, "%s", msg);
+	}
+	/* more agents than the header's count (8) */
+	{
+		uint32_t many[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, g0[9] = {0};
+
+		len = hl + (long)make_frame(b + hl, 0, 8, 1, t, planes_stream(t, 8, many, g0, NULL));
+		ck_assert_msg(read_built(b, len, &rc, msg) == 1 && rc == 0, "%s", msg);
+		len = hl + (long)make_frame(b + hl, 0, 9, 1, t, planes_stream(t, 9, many, g0, NULL));
+		ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+		ck_assert_msg(rc == -1 && strstr(msg, "damaged frame header"), "%s", msg);
+	}
+	/* lossy: an exception in a float field reads, in the id or group field not */
+	len = hl + (long)make_frame(b + hl, 0, 4, 3, t, quant_stream(t, 4, id_ok, g_ok, 15));
+	ck_assert_msg(read_built(b, len, &rc, msg) == 1 && rc == 0, "%s", msg);
+	len = hl + (long)make_frame(b + hl, 0, 4, 3, t, quant_stream(t, 4, id_ok, g_ok, 16));
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "damaged lossy frame"), "%s", msg);
+	len = hl + (long)make_frame(b + hl, 0, 4, 3, t, quant_stream(t, 4, id_ok, g_two, -1));
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "group 2"), "%s", msg);
+	/* CSV: a group of 2, ids out of order */
+	{
+		static const char *const bad[] = {"0,2,1,1,1,1,1\n", "0,0,5,1,1,1,1\n0,0,4,1,1,1,1\n"};
+		size_t i;
+
+		for (i = 0; i < 2; i++) {
+			FILE *fp = fopen(path_in("bad.csv"), "w");
+			struct util_err err = {{0}};
+			struct traj_reader *r;
+			float x[4][8], *v[TRAJ_FIELDS_MAX] = {x[0], x[1], x[2], x[3]};
+			uint32_t id[8], g[8];
+			struct traj_agents a = {0, id, g};
+			uint64_t step;
+
+			fprintf(fp, "step,group,id,x,y,vx,vy\n0,0,1,1,1,1,1\n%s", bad[i]);
+			fclose(fp);
+			r = traj_reader_open(path_in("bad.csv"), &err);
+			ck_assert_msg(r != NULL, "%s", err.msg);
+			ck_assert_int_eq(traj_read_frame_agents(r, &step, v, &a, &err), -1);
+			ck_assert_msg(strstr(err.msg, i ? "order" : "group 2") != NULL, "%s", err.msg);
+			traj_reader_close(r);
+		}
+	}
+	free(b);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_format_names)
 {
 	enum traj_format f;
@@ -871,6 +1452,10 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_version1_file);
 	tcase_add_test(tc, test_format_names);
 	tcase_add_loop_test(tc, test_hue_field, 0, 2);
+	tcase_add_loop_test(tc, test_agents_round_trip, 0, 4);
+	tcase_add_test(tc, test_agents_empty_frames);
+	tcase_add_test(tc, test_agents_writer_refuses);
+	tcase_add_test(tc, test_agents_reader_refuses);
 	suite_add_tcase(s, tc);
 	return s;
 }
