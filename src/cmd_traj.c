@@ -45,21 +45,86 @@ static void free_fields(float *fields[TRAJ_FIELDS_MAX])
 		util_free(fields[f]);
 }
 
+/* Ids and groups for r's count (any file: without agents the reader gives
+ * ids 0..count-1, all boids). */
+static int alloc_agents(const struct traj_header *h, struct traj_agents *a,
+			struct util_err *err)
+{
+	a->n = 0;
+	a->id = util_alloc((size_t)h->count, sizeof *a->id, err);
+	a->group = a->id ? util_alloc((size_t)h->count, sizeof *a->group, err) : NULL;
+	return a->group ? 0 : -1;
+}
+
+static void free_agents(struct traj_agents *a)
+{
+	util_free(a->id);
+	util_free(a->group);
+	a->id = a->group = NULL;
+}
+
+/* What the frames of a file with agents held: the fewest and most agents
+ * in a frame, all of them, and the distinct predator ids (sorted). */
+struct agent_stats {
+	uint64_t frames, least, most, total;
+	uint32_t *pred;
+	size_t npred;
+};
+
+/* Adds a frame's predators (the last agents, in id order) to the ids seen. */
+static int note_frame(struct agent_stats *s, const struct traj_agents *a, struct util_err *err)
+{
+	size_t first = (size_t)a->n, k, i, j, m, fresh = 0;
+	uint32_t *merged;
+
+	if (s->frames++ == 0 || a->n < s->least)
+		s->least = a->n;
+	if (a->n > s->most)
+		s->most = a->n;
+	s->total += a->n;
+	while (first > 0 && a->group[first - 1] == TRAJ_GROUP_PREDATOR)
+		first--;
+	for (i = first, j = 0; i < (size_t)a->n; i++) {
+		while (j < s->npred && s->pred[j] < a->id[i])
+			j++;
+		fresh += j == s->npred || s->pred[j] != a->id[i];
+	}
+	if (fresh == 0)
+		return 0;
+	m = s->npred + fresh;
+	if (!(merged = util_alloc(m, sizeof *merged, err)))
+		return -1;
+	for (i = first, j = 0, k = 0; i < (size_t)a->n || j < s->npred;) {
+		if (j == s->npred || (i < (size_t)a->n && a->id[i] < s->pred[j]))
+			merged[k++] = a->id[i++];
+		else if (i < (size_t)a->n && a->id[i] == s->pred[j])
+			merged[k++] = s->pred[j++], i++;
+		else
+			merged[k++] = s->pred[j++];
+	}
+	util_free(s->pred);
+	s->pred = merged;
+	s->npred = k;
+	return 0;
+}
+
 static const char *format_title(enum traj_format f)
 {
 	return f == TRAJ_BIN ? "boidsim binary trajectory" :
 	       f == TRAJ_CSV ? "CSV" : "gzip'd CSV";
 }
 
-/* Reads every frame of r; returns 0 at a clean end, -1 (err filled) at
- * the first damaged or cut frame. */
-static int read_all(struct traj_reader *r, float *fields[TRAJ_FIELDS_MAX], struct util_err *err)
+/* Reads every frame of r (with its agents into a, noted in s); returns 0
+ * at a clean end, -1 (err filled) at the first damaged or cut frame. */
+static int read_all(struct traj_reader *r, float *fields[TRAJ_FIELDS_MAX],
+		    struct traj_agents *a, struct agent_stats *s, struct util_err *err)
 {
 	uint64_t step;
 	int rc;
 
-	while ((rc = traj_read_frame(r, &step, fields, err)) == 1)
-		;
+	while ((rc = traj_read_frame_agents(r, &step, fields, a, err)) == 1)
+		if (note_frame(s, a, err) != 0)
+			return -1;
 	return rc;
 }
 
@@ -112,6 +177,8 @@ int cmd_info(int argc, char **argv)
 	struct traj_reader *r;
 	const struct traj_header *h;
 	float *fields[TRAJ_FIELDS_MAX] = {0};
+	struct traj_agents a = {0};
+	struct agent_stats as = {0};
 	enum traj_status st;
 	int c, only_scenario = 0, rc, status = 1;
 	char digest[TRAJ_DIGEST_HEX];
@@ -150,22 +217,35 @@ int cmd_info(int argc, char **argv)
 		status = fflush(stdout) == 0 ? 0 : 1;
 		goto out;
 	}
-	if (alloc_fields(h, fields, &err) != 0) {
+	if (alloc_fields(h, fields, &err) != 0 || alloc_agents(h, &a, &err) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	rc = read_all(r, fields, &err);
+	rc = read_all(r, fields, &a, &as, &err);
 	printf("file:        %s\n", argv[optind]);
 	if (h->format == TRAJ_BIN)
 		printf("format:      %s, version %d\nwritten by:  %s\n", format_title(h->format),
 		       h->version, h->generator);
 	else
 		printf("format:      %s\n", format_title(h->format));
-	printf("dimensions:  %d\nboids:       %" PRIu64 "\n", h->dims, h->count);
+	printf("dimensions:  %d\n", h->dims);
+	if (!h->has_agents) {
+		printf("boids:       %" PRIu64 "\n", h->count);
+	} else {
+		/* Ids and groups; the count changes from frame to frame. */
+		printf("agents:      boids and predators, with ids; at most %" PRIu64 " a frame\n",
+		       h->count);
+		if (traj_reader_frames(r) == 0)
+			printf("per frame:   no frames\n");
+		else
+			printf("per frame:   %" PRIu64 " to %" PRIu64 " agents; %zu predator%s seen\n",
+			       as.least, as.most, as.npred, as.npred == 1 ? "" : "s");
+	}
 	printf("fields:      ");
 	for (c = 0; c < h->fields; c++)
 		printf("%s%s", c ? ", " : "", traj_field_name(h->dims, c));
-	printf("%s\n", h->has_hue ? " (hue in turns, from colour following)" : "");
+	printf("%s%s\n", h->has_agents ? ", id, group" : "",
+	       h->has_hue ? " (hue in turns, from colour following)" : "");
 	if (h->format == TRAJ_BIN)
 		printf("seed:        %" PRIu64 "\n", h->seed);
 	printf("frames:      ");
@@ -187,7 +267,8 @@ int cmd_info(int argc, char **argv)
 	else
 		printf("%s\n", st == TRAJ_COMPLETE ? "complete" : "interrupted by a signal");
 	if (strcmp(argv[optind], "-") != 0 && stat(argv[optind], &sb) == 0) {
-		double raw = (double)traj_reader_frames(r) * (double)h->count * h->fields * 4;
+		double raw = (double)as.total *
+			     (h->fields + (h->has_agents ? TRAJ_AGENT_FIELDS : 0)) * 4;
 
 		printf("size:        %lld bytes; frames hold %.0f bytes of float32 data (%.2fx)\n",
 		       (long long)sb.st_size, raw, sb.st_size > 0 ? raw / (double)sb.st_size : 0.0);
@@ -199,6 +280,8 @@ int cmd_info(int argc, char **argv)
 		status = 1;
 out:
 	free_fields(fields);
+	free_agents(&a);
+	util_free(as.pred);
 	traj_reader_close(r);
 	return status;
 }
@@ -209,6 +292,8 @@ int cmd_verify(int argc, char **argv)
 	struct traj_reader *r;
 	const struct traj_header *h;
 	float *fields[TRAJ_FIELDS_MAX] = {0};
+	struct traj_agents a = {0};
+	struct agent_stats as = {0};
 	enum traj_status st;
 	int rc, status = 1;
 
@@ -226,11 +311,11 @@ int cmd_verify(int argc, char **argv)
 		return 1;
 	}
 	h = traj_reader_header(r);
-	if (alloc_fields(h, fields, &err) != 0) {
+	if (alloc_fields(h, fields, &err) != 0 || alloc_agents(h, &a, &err) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	rc = read_all(r, fields, &err);
+	rc = read_all(r, fields, &a, &as, &err);
 	if (rc != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		printf("%s: damaged after %" PRIu64 " complete frames\n", argv[1],
@@ -251,6 +336,8 @@ out:
 	if (fflush(stdout) != 0)
 		status = 1;
 	free_fields(fields);
+	free_agents(&a);
+	util_free(as.pred);
 	traj_reader_close(r);
 	return status;
 }
@@ -343,6 +430,105 @@ bad:
 	return -1;
 }
 
+struct id_range {
+	uint32_t lo, hi;
+};
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct id_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* "0,5,10-20" for a file with agents, whose ids are sparse: any ids up to
+ * 2^32-1, as sorted ranges that neither overlap nor touch. */
+static int parse_id_ranges(const char *s, struct id_range **out, size_t *n, char *bad,
+			   size_t badlen)
+{
+	struct id_range *rg = NULL;
+	const char *p = s;
+	size_t k = 0, cap = 0, i, m;
+
+	while (*p) {
+		char *end;
+		unsigned long long a, b;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		a = strtoull(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			b = strtoull(p, &end, 10);
+		}
+		if (errno || b < a || b > UINT32_MAX) {
+			snprintf(bad, badlen, "%s is not a range of ids 0 to %lu", s,
+				 (unsigned long)UINT32_MAX);
+			free(rg);
+			return -1;
+		}
+		if (k == cap) {
+			struct id_range *nr = realloc(rg, (cap = cap ? 2 * cap : 16) * sizeof *rg);
+
+			if (nr == NULL)
+				goto bad;
+			rg = nr;
+		}
+		rg[k].lo = (uint32_t)a;
+		rg[k++].hi = (uint32_t)b;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (k == 0)
+		goto bad;
+	qsort(rg, k, sizeof *rg, range_cmp);
+	for (i = 1, m = 0; i < k; i++) {
+		if (rg[m].hi == UINT32_MAX || rg[i].lo <= rg[m].hi + 1) {
+			if (rg[i].hi > rg[m].hi)
+				rg[m].hi = rg[i].hi;
+		} else {
+			rg[++m] = rg[i];
+		}
+	}
+	*out = rg;
+	*n = m + 1;
+	return 0;
+bad:
+	snprintf(bad, badlen, "expected ids and ranges such as 0,5,10-20");
+	free(rg);
+	return -1;
+}
+
+/* The agents of a frame that --ids keeps: the boids listed, every predator. */
+static void select_agents(const struct id_range *rg, size_t nr, int nf,
+			  float *const in[TRAJ_FIELDS_MAX], const struct traj_agents *a,
+			  float *const out[TRAJ_FIELDS_MAX], struct traj_agents *b)
+{
+	size_t i, j = 0, m = 0;
+	int f;
+
+	for (i = 0; i < (size_t)a->n; i++) {
+		if (a->group[i] == TRAJ_GROUP_BOID) {
+			while (j < nr && rg[j].hi < a->id[i])
+				j++;
+			if (j == nr || rg[j].lo > a->id[i])
+				continue;
+		}
+		for (f = 0; f < nf; f++)
+			out[f][m] = in[f][i];
+		b->id[m] = a->id[i];
+		b->group[m++] = a->group[i];
+	}
+	b->n = m;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -359,9 +545,12 @@ int cmd_convert(int argc, char **argv)
 	struct traj_writer *w = NULL;
 	const struct traj_header *h;
 	float *in[TRAJ_FIELDS_MAX] = {0}, *sub[TRAJ_FIELDS_MAX] = {0};
+	struct traj_agents ain = {0}, asub = {0};
+	struct id_range *ranges = NULL;
+	size_t nranges = 0;
 	uint32_t *ids = NULL;
 	size_t nids = 0, k;
-	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0, kf;
+	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0, kf, most = 0;
 	enum traj_format fmt;
 	enum traj_status st = TRAJ_COMPLETE;
 	int c, f, rc, status = 1, indexed;
@@ -381,7 +570,8 @@ int cmd_convert(int argc, char **argv)
 			     "Convert a trajectory between .bin, .csv and .csv.gz (- for stdin or\n"
 			     "stdout). --frames keeps the frames whose step s has START <= s < STOP\n"
 			     "and (s - START) a multiple of STEP; --ids keeps the boids listed, as\n"
-			     "in 0,5,10-20 (CSV output only).");
+			     "in 0,5,10-20 (CSV output only; from a file with agents, any output,\n"
+			     "and every predator is kept).");
 			return 0;
 		default:
 			return usage_error("convert", "unknown option or missing value at %s",
@@ -398,33 +588,44 @@ int cmd_convert(int argc, char **argv)
 	if (frames && parse_frames(frames, sel) != 0)
 		return usage_error("convert", "--frames %s: expected START:STOP:STEP step "
 				   "numbers, STEP > 0", frames);
-	if (ids_arg && fmt == TRAJ_BIN)
-		return usage_error("convert", "--ids %s: a binary file holds every boid of "
-				   "each frame; choose a CSV output", ids_arg);
 	r = traj_reader_open(argv[optind], &err);
 	if (r == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		return 1;
 	}
 	h = traj_reader_header(r);
-	if (ids_arg && parse_ids(ids_arg, h->count, &ids, &nids, bad, sizeof bad) != 0) {
+	/* Without agents a binary frame holds every boid; with them, any. */
+	if (ids_arg && fmt == TRAJ_BIN && !h->has_agents) {
+		status = usage_error("convert", "--ids %s: a binary file holds every boid of "
+				     "each frame; choose a CSV output", ids_arg);
+		goto out;
+	}
+	if (ids_arg && !h->has_agents &&
+	    parse_ids(ids_arg, h->count, &ids, &nids, bad, sizeof bad) != 0) {
+		status = usage_error("convert", "--ids: %s", bad);
+		goto out;
+	}
+	if (ids_arg && h->has_agents &&
+	    parse_id_ranges(ids_arg, &ranges, &nranges, bad, sizeof bad) != 0) {
 		status = usage_error("convert", "--ids: %s", bad);
 		goto out;
 	}
 	if (!ids)
 		nids = (size_t)h->count;
-	if (alloc_fields(h, in, &err) != 0) {
+	if (alloc_fields(h, in, &err) != 0 || alloc_agents(h, &ain, &err) != 0 ||
+	    (ranges && alloc_agents(h, &asub, &err) != 0)) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	for (f = 0; ids && f < h->fields; f++)
+	for (f = 0; (ids || ranges) && f < h->fields; f++)
 		if (!(sub[f] = util_alloc(nids, sizeof(float), &err))) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
-	w = traj_writer_open(out, fmt, h->dims, h->has_hue, 0, nids, h->seed, generator,
-			     h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
+	/* With agents, the same flag and the same most agents a frame. */
+	w = traj_writer_open(out, fmt, h->dims, h->has_hue, h->flags & TRAJ_FLAG_AGENTS, nids,
+			     h->seed, generator, h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
@@ -448,18 +649,31 @@ int cmd_convert(int argc, char **argv)
 			}
 			if (!selected(e->step, sel))
 				continue;
-			rc = traj_read_frame_at(r, kf, &step, in, &err);
+			rc = traj_read_frame_at_agents(r, kf, &step, in, &ain, &err);
 		} else {
-			rc = traj_read_frame(r, &step, in, &err);
+			rc = traj_read_frame_agents(r, &step, in, &ain, &err);
 		}
 		if (rc != 1)
 			break;
 		if (!selected(step, sel))
 			continue;
-		for (f = 0; ids && f < h->fields; f++)
-			for (k = 0; k < nids; k++)
-				sub[f][k] = in[f][ids[k]];
-		if (traj_write_frame(w, step, ids ? sub : in, &err) != 0) {
+		if (h->has_agents) {
+			const struct traj_agents *wa = &ain;
+
+			if (ranges) {
+				select_agents(ranges, nranges, h->fields, in, &ain, sub, &asub);
+				wa = &asub;
+			}
+			if (wa->n > most)
+				most = wa->n;
+			rc = traj_write_frame_agents(w, step, ranges ? sub : in, wa, &err);
+		} else {
+			for (f = 0; ids && f < h->fields; f++)
+				for (k = 0; k < nids; k++)
+					sub[f][k] = in[f][ids[k]];
+			rc = traj_write_frame(w, step, ids ? sub : in, &err);
+		}
+		if (rc != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
@@ -481,13 +695,19 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	if (strcmp(out, "-") != 0)
+	if (strcmp(out, "-") != 0 && h->has_agents)
+		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, at most %" PRIu64 " agents a "
+			 "frame)", out, written, most);
+	else if (strcmp(out, "-") != 0)
 		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, %zu boids)", out, written, nids);
 	status = 0;
 out:
 	traj_writer_abort(w);
 	free_fields(in);
 	free_fields(sub);
+	free_agents(&ain);
+	free_agents(&asub);
+	free(ranges);
 	free(ids);
 	traj_reader_close(r);
 	return status;
