@@ -304,7 +304,8 @@ static const char *resume_source(const char *tmp, const char *final, int csv, ch
  * the run had never stopped. */
 static int copy_frames(const struct checkpoint_files *cf, const char *output,
 		       enum traj_format fmt, struct traj_writer *w, uint64_t before,
-		       float *const frame[TRAJ_FIELDS_MAX], struct util_err *err)
+		       float *const frame[TRAJ_FIELDS_MAX], struct traj_agents *a,
+		       struct util_err *err)
 {
 	char buf[4096];
 	const char *src = resume_source(cf->output_tmp, output, fmt != TRAJ_BIN, buf, sizeof buf);
@@ -318,8 +319,10 @@ static int copy_frames(const struct checkpoint_files *cf, const char *output,
 	}
 	if (!(r = traj_reader_open(src, err)))
 		return -1;
-	while ((rc = traj_read_frame(r, &step, frame, err)) == 1 && step < before) {
-		if (traj_write_frame(w, step, frame, err) != 0) {
+	while ((rc = a ? traj_read_frame_agents(r, &step, frame, a, err) :
+		     traj_read_frame(r, &step, frame, err)) == 1 && step < before) {
+		if ((a ? traj_write_frame_agents(w, step, frame, a, err) :
+		     traj_write_frame(w, step, frame, err)) != 0) {
 			rc = -1;
 			break;
 		}
@@ -426,6 +429,8 @@ static int run(struct options *o)
 	struct traj_writer *w = NULL;
 	enum traj_format fmt = TRAJ_BIN;
 	float *frame[TRAJ_FIELDS_MAX] = {0};
+	struct traj_agents agents = {0, NULL, NULL}, *ag = NULL;
+	uint64_t cap;
 	char *json = NULL, generator[64];
 	int status = 1, d, sim_ok = 0, tty, met_ok = 0;
 	struct checkpoint_files resumed = {0};
@@ -491,24 +496,28 @@ static int run(struct options *o)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (o->output && sim_has_agents(&sc)) {
-		fprintf(stderr, "boidsim: predators and population schedules cannot be written to a "
-			"trajectory yet\n");
-		goto out;
-	}
 	if (o->output) {
+		/* With predators or a population schedule, frames hold agents:
+		 * ids and groups, and a count that may change. */
+		cap = sim_frame_capacity(&sc);
 		for (d = 0; d < flock_fields(&sim.flock); d++)
-			if (!(frame[d] = util_alloc((size_t)sc.count, sizeof(float), &err))) {
-				fprintf(stderr, "boidsim: %s\n", err.msg);
-				goto out;
-			}
-		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue, 0, sc.count, sc.seed,
-				     generator, json, sc.compression, sc.precision, &err);
+			if (!(frame[d] = util_alloc((size_t)cap, sizeof(float), &err)))
+				goto alloc_failed;
+		if (sim_has_agents(&sc)) {
+			ag = &agents;
+			if (!(agents.id = util_alloc((size_t)cap, sizeof(uint32_t), &err)) ||
+			    !(agents.group = util_alloc((size_t)cap, sizeof(uint32_t), &err)))
+				goto alloc_failed;
+		}
+		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue,
+				     ag ? TRAJ_FLAG_AGENTS : 0, cap, sc.seed, generator, json,
+				     sc.compression, sc.precision, &err);
 		if (w == NULL) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
-		if (o->resume && copy_frames(&resumed, o->output, fmt, w, sim.step, frame, &err) != 0) {
+		if (o->resume && copy_frames(&resumed, o->output, fmt, w, sim.step, frame, ag,
+					     &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
@@ -541,8 +550,12 @@ static int run(struct options *o)
 		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop_signal)) {
 			double tw = util_seconds();
 
-			flock_to_id_order(&sim.flock, frame);
-			if (traj_write_frame(w, sim.step, frame, &err) != 0) {
+			if (ag)
+				agents.n = sim_frame(&sim, frame, agents.id, agents.group);
+			else
+				flock_to_id_order(&sim.flock, frame);
+			if ((ag ? traj_write_frame_agents(w, sim.step, frame, ag, &err) :
+			     traj_write_frame(w, sim.step, frame, &err)) != 0) {
 				fprintf(stderr, "boidsim: %s\n", err.msg);
 				goto out;
 			}
@@ -588,7 +601,7 @@ static int run(struct options *o)
 			util_msg(UTIL_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
 				 stop_signal ? "interrupted; wrote what was done to" : "wrote",
 				 st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
-				 o->output, sim.step, sc.count);
+				 o->output, sim.step, (uint64_t)sim.flock.n);
 	}
 	report_stats(&sim.stats, util_seconds() - t0, t_out);
 	if (met_ok && (stop_signal ? outfile_commit_partial(&mout, &err) :
@@ -605,6 +618,9 @@ static int run(struct options *o)
 	}
 	status = stop_signal ? 128 + stop_signal : 0;
 	goto out;
+alloc_failed:
+	fprintf(stderr, "boidsim: %s\n", err.msg);
+	goto out;
 metrics_failed:
 	fprintf(stderr, "boidsim: %s: write failed: %s\n", o->metrics, strerror(errno));
 out:
@@ -615,6 +631,8 @@ out:
 	traj_writer_abort(w);
 	for (d = 0; d < TRAJ_FIELDS_MAX; d++)
 		util_free(frame[d]);
+	util_free(agents.id);
+	util_free(agents.group);
 	if (sim_ok)
 		sim_free(&sim);
 	free(json);
