@@ -36,16 +36,60 @@ shape (count,) per frame (None for a file without a hue)::
     for step, pos, vel, hue in t.iter_frames(hue=True):
         ...
 
+Agents: predators and a changing population
+--------------------------------------------
+A run with predators or a population schedule writes *agents* (the binary
+header's flag bit 0; in CSV the header ``step,group,id,...``): each frame
+holds its own number of agents, each with an id (u32, stable over the run,
+so possibly sparse) and a group (GROUP_BOID 0 or GROUP_PREDATOR 1), in
+increasing (group, id) order, boids first. Boids and predators number
+their ids separately: boid 0 and predator 0 are two agents. ``t.has_agents``
+says whether a file has them; ``t.count`` is then the most agents a frame
+may hold (binary: the header's; CSV: the most any frame holds, found by
+reading the file through when it is opened, as boidsim does). The rows of
+such a frame are not "boid i", so read_all(), iter_frames(), read_frame(k)
+and frames_at() refuse such a file with a TrajectoryError that names the
+calls to use instead: they take ``agents=True``, and there are Frame
+objects::
+
+    for f in t.frames():          # Frame objects, from any file
+        f.step, f.pos, f.vel      # (n, dims) float32, n = f.count, this frame's
+        f.ids, f.groups           # (n,) uint32
+        f.hue                     # (n,) float32, or None without a hue (predators': 0)
+        f.pos[f.is_predator]      # boolean masks is_boid and is_predator
+        f.n_boids, f.n_predators
+        boids = f.subset(boidsim_traj.GROUP_BOID)   # a Frame of those rows
+        r = f.row(17)             # the row of boid 17 (row(0, GROUP_PREDATOR) ...), or -1
+
+    f = t.frame(-1)                                  # one Frame, random access
+    for step, pos, vel, ids, groups in t.iter_frames(agents=True):
+        ...                                          # hue=True: hues before ids
+    step, pos, vel, ids, groups = t.read_frame(k, agents=True)
+    steps, pos, vel, ids, groups = t.read_all(agents=True)   # lists, one array a frame
+
+agents=True works on every file (one without agents gives ids 0..n-1, all
+in group 0); so do ``frames()`` and ``frame(k)``. ``t.track(id, group=
+GROUP_BOID)`` follows one agent through the file: a Track (frames, steps,
+pos, vel, hue) of the frame indexes where it is present, their steps, and
+its positions (F, dims), velocities and hues (None without) there.
+A CSV frame with agents ends where the step changes, so a CSV cut exactly
+at the end of a line inside its last frame reads as a shorter last frame
+(only a last line without its newline is known to be cut).
+
+``t.digest()`` computes the content digest that ``boidsim info`` prints
+("sha256:..."), the same for every format and codec of the same frames.
+
 ``t.frame_count()`` counts the frames; for a binary file,
 ``t.read_frame(k)`` reads frame k (negative k counts from the end) without
 reading the frames before its key frame: through the frame index at the end
 of a complete file, or else by a scan of the frame headers.
 
 ``t.header`` holds version, dims, count, fields (the names of a boid's
-values, as the CSV header has them), hue, seed, generator and, once the end
-of the file has been reached (by reading or by frame_count), status:
-"complete", "interrupted" (stopped by SIGINT/SIGTERM, marked in the end
-record) or "missing" (no end record), with complete True or False, and
+float values, as the CSV header has them, without id and group), hue,
+agents, flags, seed, generator and, once the end of the file has been
+reached (by reading or by frame_count), status: "complete",
+"interrupted" (stopped by SIGINT/SIGTERM, marked in the end record) or
+"missing" (no end record), with complete True or False, and
 indexed (whether a frame index was found and matched). precision is None
 until a lossy frame is read, then its precision: every value of such a
 frame is within precision/2 of the simulation's. A CSV carries no version,
@@ -62,7 +106,9 @@ through a frame too, so open it with strict=False. (It also keeps its
 temporary name, ``.NAME.tmp.XXXXXX`` beside NAME.)
 """
 
+import collections
 import gzip
+import hashlib
 import itertools
 import json
 import os
@@ -71,7 +117,8 @@ import zlib
 
 import numpy as np
 
-__all__ = ["open_trajectory", "TrajectoryError", "BinaryTrajectory", "CsvTrajectory"]
+__all__ = ["open_trajectory", "TrajectoryError", "BinaryTrajectory", "CsvTrajectory",
+           "Frame", "Track", "GROUP_BOID", "GROUP_PREDATOR", "FLAG_AGENTS"]
 
 MAGIC = b"\x89BOID\r\n\x1a"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -83,6 +130,12 @@ CODEC_XOR = 2            # delta: as 1, the bits XOR the previous frame's
 CODEC_QUANT = 3          # key, lossy: integer multiples of the precision
 CODEC_QUANT_DELTA = 4    # delta, lossy: differences of those integers
 _KEY_CODECS = (CODEC_ZLIB_F32, CODEC_SHUFFLE, CODEC_QUANT)
+FLAG_AGENTS = 1          # header flag: frames hold agents (ids, groups, changing counts)
+_FLAGS_KNOWN = FLAG_AGENTS
+GROUP_BOID = 0           # an agent's group: a boid ...
+GROUP_PREDATOR = 1       # ... or a predator
+_GROUPS = 2
+_AGENT_FIELDS = 2        # id and group, stored after the float fields as u32
 
 # Layouts, all little-endian; see src/traj.h.
 _HEADER = struct.Struct("<8sHHIQQIII")       # magic .. scenario length: 44 bytes
@@ -142,8 +195,84 @@ def open_trajectory(path, strict=True):
                           "CSV nor gzip'd CSV)" % path)
 
 
+class Frame(collections.namedtuple("Frame", "step pos vel hue ids groups")):
+    """One frame of any trajectory, as ``t.frames()`` and ``t.frame(k)``
+    give it: step (int); pos and vel, float32 (n, dims); hue, float32 (n,)
+    or None without a hue; ids and groups, uint32 (n,). Row i is one agent:
+    its id, its group (GROUP_BOID 0 or GROUP_PREDATOR 1), its values. In a
+    file with agents the rows are in increasing (group, id) order, boids
+    first, and n changes from frame to frame; in a file without, n is the
+    header's count, ids are 0..n-1 and every group is 0. A tuple, so it
+    also unpacks: ``step, pos, vel, hue, ids, groups = frame``."""
+    __slots__ = ()
+
+    @property
+    def count(self):
+        """The number of agents (rows) in the frame."""
+        return len(self.ids)
+
+    @property
+    def is_boid(self):
+        """Boolean mask (n,) of the boids' rows."""
+        return self.groups == GROUP_BOID
+
+    @property
+    def is_predator(self):
+        """Boolean mask (n,) of the predators' rows."""
+        return self.groups == GROUP_PREDATOR
+
+    @property
+    def n_boids(self):
+        return int(np.count_nonzero(self.groups == GROUP_BOID))
+
+    @property
+    def n_predators(self):
+        return int(np.count_nonzero(self.groups == GROUP_PREDATOR))
+
+    def subset(self, group):
+        """The frame with only the rows of one group (GROUP_BOID or
+        GROUP_PREDATOR), or of a boolean mask."""
+        m = self.groups == group if np.isscalar(group) else np.asarray(group, bool)
+        return Frame(self.step, self.pos[m], self.vel[m],
+                     None if self.hue is None else self.hue[m], self.ids[m], self.groups[m])
+
+    def row(self, id, group=GROUP_BOID):
+        """The row of the agent (group, id), or -1 when it is not in the
+        frame."""
+        keys = _agent_keys(self.ids, self.groups)
+        want = np.uint64(int(group) << 32 | int(id))
+        i = int(np.searchsorted(keys, want))
+        return i if i < len(keys) and keys[i] == want else -1
+
+
+# What track() returns: the frame indexes (F,) where the agent is, their
+# steps (F,), its positions and velocities (F, dims), and its hues (F,) or
+# None.
+Track = collections.namedtuple("Track", "frames steps pos vel hue")
+
+
+def _agent_keys(ids, groups):
+    """(group, id) as one uint64 each, increasing along a frame's rows."""
+    return groups.astype(np.uint64) << np.uint64(32) | ids.astype(np.uint64)
+
+
+def _check_agents(ids, groups):
+    """None when every group is known and the agents are in strictly
+    increasing (group, id) order, else what is wrong."""
+    if len(groups) and int(groups.max()) >= _GROUPS:
+        return "agent %d has group %d" % (int(np.argmax(groups >= _GROUPS)),
+                                           int(groups.max()))
+    keys = _agent_keys(ids, groups)
+    bad = np.flatnonzero(keys[1:] <= keys[:-1])
+    if len(bad):
+        return "agent %d out of (group, id) order" % (bad[0] + 1)
+    return None
+
+
 class _Trajectory:
-    """What both formats share: whole-file reads built on _each_frame."""
+    """What both formats share: whole-file reads built on _each_frame,
+    which yields (step, pos, vel, hue or None, ids or None, groups or None),
+    ids and groups None in a file without agents."""
 
     def __init__(self, path, strict):
         self.path = path
@@ -158,6 +287,8 @@ class _Trajectory:
 
     @property
     def count(self):
+        """Boids per frame; in a file with agents, the most agents a frame
+        may hold (binary: the header's; CSV: the most any frame holds)."""
         return self.header["count"]
 
     @property
@@ -165,18 +296,81 @@ class _Trajectory:
         """Whether the frames hold each boid's hue (colour following)."""
         return self.header["hue"]
 
-    def iter_frames(self, hue=False):
-        """Yields (step, positions (N, dims), velocities (N, dims)), one frame
-        at a time; with hue=True also the hues (N,) (None without a hue)."""
-        for s, p, v, h in self._each_frame():
-            yield (s, p, v, h) if hue else (s, p, v)
+    @property
+    def has_agents(self):
+        """Whether the frames hold agents: boids and predators with ids and
+        groups, their number changing from frame to frame (header flag
+        bit 0; in CSV, a group column)."""
+        return self.header["agents"]
 
-    def read_all(self, hue=False):
+    def _no_agents(self):
+        """The calls made for a fixed count of boids in id order refuse a
+        file with agents rather than hand out rows that mean something
+        else in each frame."""
+        if self.has_agents:
+            raise TrajectoryError(
+                "%s: the frames hold agents (boids and predators with ids; the count "
+                "changes from frame to frame): read them with frames(), "
+                "iter_frames(agents=True), read_frame(k, agents=True) or "
+                "read_all(agents=True)" % self.path)
+
+    def _shape(self, rec, hue, agents):
+        """A record of _each_frame as the public calls return it."""
+        s, p, v, h, ids, groups = rec
+        if not agents:
+            return (s, p, v, h) if hue else (s, p, v)
+        if ids is None:
+            ids = np.arange(len(p), dtype=np.uint32)
+            groups = np.zeros(len(p), np.uint32)
+        return (s, p, v, h, ids, groups) if hue else (s, p, v, ids, groups)
+
+    def iter_frames(self, hue=False, agents=False):
+        """Yields (step, positions (N, dims), velocities (N, dims)), one frame
+        at a time; with hue=True also the hues (N,) (None without a hue).
+        agents=True adds the ids and groups (N,) uint32 at the end, N being
+        the frame's count; it is required for a file with agents (any other
+        file gives ids 0..N-1 and groups 0)."""
+        if not agents:
+            self._no_agents()
+        return (self._shape(r, hue, agents) for r in self._each_frame())
+
+    def frames(self):
+        """Yields every frame as a Frame (step, pos, vel, hue, ids, groups),
+        from any file."""
+        for r in self._each_frame():
+            yield Frame(*self._shape(r, True, True))
+
+    def frame(self, i):
+        """Frame i (negative counts from the end) as a Frame."""
+        return Frame(*self.read_frame(i, hue=True, agents=True))
+
+    def read_frame(self, i, hue=False, agents=False):
+        """Frame i (negative counts from the end) as iter_frames gives it.
+        The default reads through the file; subclasses that can seek do
+        better."""
+        n = self.frame_count() if i < 0 else i + 1
+        if not -n <= i < n:
+            raise IndexError("frame %d: %s has %d frames" % (i, self.path, n))
+        for _, *rest in self.frames_at([i % n], hue, agents):
+            return tuple(rest)
+        raise IndexError("frame %d: %s has fewer frames" % (i, self.path))
+
+    def read_all(self, hue=False, agents=False):
         """Returns (steps (F,) int64, positions (F, N, dims) float32,
         velocities (F, N, dims) float32); with hue=True also the hues
-        (F, N) float32, or None when the file has none."""
+        (F, N) float32, or None when the file has none.
+
+        A file with agents cannot be stacked so, as its frames differ in
+        count: it raises TrajectoryError unless agents=True, which returns
+        (steps (F,) int64, positions, velocities, [hues,] ids, groups),
+        each of the last being a list of F arrays, one per frame, as
+        iter_frames(agents=True) gives them (hues: a list of None without a
+        hue)."""
+        if agents:
+            return self._read_lists(hue)
+        self._no_agents()
         steps, pos, vel, hues = [], [], [], []
-        for s, p, v, h in self._each_frame():
+        for s, p, v, h, _, _ in self._each_frame():
             steps.append(s)
             pos.append(p)
             vel.append(v)
@@ -191,20 +385,71 @@ class _Trajectory:
             return out + (None,)
         return out + (np.stack(hues) if hues else np.empty(shape[:2], np.float32),)
 
-    def frames_at(self, indexes, hue=False):
+    def _read_lists(self, hue):
+        cols = [[] for _ in range(6 if hue else 5)]
+        for rec in self.iter_frames(hue=hue, agents=True):
+            for c, x in zip(cols, rec):
+                c.append(x)
+        return (np.array(cols[0], dtype=np.int64),) + tuple(cols[1:])
+
+    def frames_at(self, indexes, hue=False, agents=False):
         """Yields (index, step, positions, velocities), and with hue=True
-        the hues, for the given frame indexes (non-negative, any order; each
-        is yielded once, in file order). The default streams through the
-        file; subclasses that can seek do better."""
+        the hues, with agents=True the ids and groups, for the given frame
+        indexes (non-negative, any order; each is yielded once, in file
+        order). The default streams through the file; subclasses that can
+        seek do better."""
+        if not agents:
+            self._no_agents()
         wanted = set(indexes)
         if not wanted:
             return
         last = max(wanted)
-        for i, (s, p, v, h) in enumerate(self._each_frame()):
+        for i, rec in enumerate(self._each_frame()):
             if i in wanted:
-                yield (i, s, p, v, h) if hue else (i, s, p, v)
+                yield (i,) + self._shape(rec, hue, agents)
             if i >= last:
                 return
+
+    def track(self, id, group=GROUP_BOID):
+        """Follows one agent, (group, id), through the file: a Track of the
+        frame indexes where it is present, their steps, and its positions,
+        velocities and hues (None without a hue) there. In a file without
+        agents, boid id is row id of every frame. Reads every frame."""
+        want = np.uint64(int(group) << 32 | int(id))
+        frames, steps, pos, vel, hues = [], [], [], [], []
+        for k, (s, p, v, h, ids, groups) in enumerate(self._each_frame()):
+            if ids is None:
+                i = int(id) if group == GROUP_BOID and 0 <= int(id) < len(p) else -1
+            else:
+                keys = _agent_keys(ids, groups)
+                i = int(np.searchsorted(keys, want))
+                if i >= len(keys) or keys[i] != want:
+                    i = -1
+            if i >= 0:
+                frames.append(k)
+                steps.append(s)
+                pos.append(p[i])
+                vel.append(v[i])
+                hues.append(None if h is None else h[i])
+        d = self.dims
+        return Track(np.array(frames, dtype=np.int64), np.array(steps, dtype=np.int64),
+                     np.array(pos, np.float32).reshape(-1, d),
+                     np.array(vel, np.float32).reshape(-1, d),
+                     np.array(hues, np.float32) if self.has_hue else None)
+
+    def digest(self):
+        """The content digest that ``boidsim info`` prints, "sha256:" and
+        64 hex digits: SHA-256 over each frame's step (u64 LE), count (u32
+        LE), float32 arrays (x, y, [z], vx, vy, [vz], [hue], LE) and, with
+        agents, ids and groups (u32 LE). Reads every frame."""
+        md = hashlib.sha256()
+        for s, p, v, h, ids, groups in self._each_frame():
+            arrays = [p.T, v.T] + ([h[None, :]] if h is not None else [])
+            md.update(struct.pack("<QI", s, len(p)))
+            md.update(np.concatenate(arrays).view(np.uint32).astype("<u4").tobytes())
+            if ids is not None:
+                md.update(ids.astype("<u4").tobytes() + groups.astype("<u4").tobytes())
+        return "sha256:" + md.hexdigest()
 
     def _cut(self, message):
         """A file that ends part way through a record."""
@@ -213,9 +458,10 @@ class _Trajectory:
             raise TrajectoryError(message)
 
     def __repr__(self):
-        return "<%s %r dims=%s count=%s>" % (type(self).__name__, self.path,
-                                             self.header.get("dims"),
-                                             self.header.get("count"))
+        return "<%s %r dims=%s count=%s%s>" % (type(self).__name__, self.path,
+                                               self.header.get("dims"),
+                                               self.header.get("count"),
+                                               " agents" if self.header.get("agents") else "")
 
 
 class _Entry(tuple):
@@ -246,11 +492,15 @@ class BinaryTrajectory(_Trajectory):
             if version not in VERSIONS:
                 raise TrajectoryError("%s: format version %d, this reader knows %d to %d"
                                       % (path, version, VERSIONS[0], VERSIONS[-1]))
-            if flags != 0:
+            # Version 1 knew no flag; version 2 knows FLAG_AGENTS.
+            if flags & ~(_FLAGS_KNOWN if version >= 2 else 0):
                 raise TrajectoryError("%s: header flags 0x%x are unknown to this reader"
                                       % (path, flags))
-            # positions and velocities, and perhaps the hue
-            if (dims not in (2, 3) or fields not in (2 * dims, 2 * dims + 1)
+            agents = bool(flags & FLAG_AGENTS)
+            # positions and velocities, and perhaps the hue; with agents
+            # then the id and the group
+            nff = fields - (_AGENT_FIELDS if agents else 0)
+            if (dims not in (2, 3) or nff not in (2 * dims, 2 * dims + 1)
                     or not 0 < count < 2**32
                     or glen > _GENERATOR_MAX or jlen > _SCENARIO_MAX):
                 raise TrajectoryError("%s: damaged header" % path)
@@ -266,12 +516,12 @@ class BinaryTrajectory(_Trajectory):
             self.scenario = json.loads(strings[glen:].decode("utf-8")) if jlen else None
         except (UnicodeDecodeError, ValueError) as e:
             raise TrajectoryError("%s: embedded scenario is not valid JSON: %s" % (path, e))
-        self._fields = fields
-        self._raw_len = count * fields * 4
+        self._fields = fields       # stored, id and group included
+        self._nff = nff             # the float fields
         self.header = {"format": "bin", "version": version, "dims": dims,
                        "count": count, "seed": seed, "flags": flags,
-                       "fields": _field_names(dims, fields > 2 * dims),
-                       "hue": fields > 2 * dims,
+                       "fields": _field_names(dims, nff > 2 * dims),
+                       "hue": nff > 2 * dims, "agents": agents,
                        "generator": generator, "status": None, "complete": None,
                        "frames": None, "indexed": None, "precision": None}
 
@@ -374,14 +624,17 @@ class BinaryTrajectory(_Trajectory):
         return hdr, _Entry((offset, step, codec, back)), zlen
 
     def _check_frame_header(self, hdr, index):
+        """The frame's count (the header's, or with agents at most that),
+        codec and lengths."""
         _, step, count, codec, raw_len, zlen, _ = _FRAME.unpack(hdr)
-        ok = count == self.count and (codec == CODEC_ZLIB_F32 or
-                                      (self.header["version"] >= 2 and codec <= CODEC_QUANT_DELTA))
+        ok = ((count <= self.count if self.has_agents else count == self.count)
+              and (codec == CODEC_ZLIB_F32 or
+                   (self.header["version"] >= 2 and codec <= CODEC_QUANT_DELTA)))
         if ok and codec <= CODEC_XOR:
-            ok = raw_len == self._raw_len
+            ok = raw_len == count * self._fields * 4
         elif ok:
             ok = (_QUANT_PRELUDE.size + self._fields <= raw_len
-                  <= _QUANT_PRELUDE.size + self._fields + self.count * self._fields * 20)
+                  <= _QUANT_PRELUDE.size + self._fields + count * self._fields * 20)
         if ok:
             ok = (zlen <= _compress_bound(raw_len) if codec == CODEC_ZLIB_F32
                   else 8 <= zlen <= _payload_max(raw_len))
@@ -418,7 +671,8 @@ class BinaryTrajectory(_Trajectory):
     def _decode(self, hdr, payload, index, step, state):
         """Checks the CRC and decodes the payload, state being the decoder
         state after the frame before (None when there is none). Returns
-        (positions, velocities, hues or None, the new state)."""
+        (positions, velocities, hues or None, ids or None, groups or None,
+        the new state)."""
         _, _, n, codec, raw_len, _, crc = _FRAME.unpack(hdr)
         if zlib.crc32(payload, zlib.crc32(hdr[:36])) != crc:
             raise TrajectoryError("%s: frame %d (step %d): CRC mismatch"
@@ -427,6 +681,9 @@ class BinaryTrajectory(_Trajectory):
         if codec not in _KEY_CODECS and state is None:
             raise TrajectoryError("%s: frame %d: a delta frame without the frame it depends on"
                                   % (self.path, index))
+        if codec not in _KEY_CODECS and state[0].shape[1] != n:
+            raise TrajectoryError("%s: frame %d: a delta frame of %d agents after a frame "
+                                  "of %d" % (self.path, index, n, state[0].shape[1]))
         q = prec = None
         if codec == CODEC_ZLIB_F32:
             raw = self._inflate(payload, raw_len, index, step)
@@ -439,20 +696,29 @@ class BinaryTrajectory(_Trajectory):
                 if codec == CODEC_XOR:
                     bits ^= state[0]
             else:
-                bits, q, prec = self._unquantise(t, codec, index, state)
-        d = self.dims
+                bits, q, prec = self._unquantise(t, codec, index, state, n)
+        d, nff = self.dims, self._nff
         pos = np.ascontiguousarray(bits[:d].T).view(np.float32)
         vel = np.ascontiguousarray(bits[d:2 * d].T).view(np.float32)
-        hue = bits[2 * d].copy().view(np.float32) if nf > 2 * d else None
-        return pos, vel, hue, (bits, q, prec)
+        hue = bits[2 * d].copy().view(np.float32) if nff > 2 * d else None
+        ids = groups = None
+        if self.has_agents:
+            ids, groups = bits[nff].copy(), bits[nff + 1].copy()
+            bad = _check_agents(ids, groups)
+            if bad:
+                raise TrajectoryError("%s: frame %d: damaged agents: %s"
+                                      % (self.path, index, bad))
+        return pos, vel, hue, ids, groups, (bits, q, prec)
 
-    def _unquantise(self, t, codec, index, state):
-        """Codecs 3 and 4: integers of the precision back to float32 bits."""
-        nf, n = self._fields, self.count
+    def _unquantise(self, t, codec, index, state, n):
+        """Codecs 3 and 4: integers of the precision back to float32 bits;
+        with agents, the id and group fields are the integers themselves."""
+        nf, nff = self._fields, self._nff
         prec, nexc = _QUANT_PRELUDE.unpack_from(t, 0)
         ks = t[_QUANT_PRELUDE.size:_QUANT_PRELUDE.size + nf].astype(np.int64)
         start = _QUANT_PRELUDE.size + nf
-        if (not 0 < prec <= _PRECISION_MAX or (ks > 8).any() or nexc > nf * n
+        # exceptions only in the float fields' slots
+        if (not 0 < prec <= _PRECISION_MAX or (ks > 8).any() or nexc > nff * n
                 or len(t) != start + int(ks.sum()) * n + nexc * _EXCEPTION.itemsize):
             raise TrajectoryError("%s: frame %d: damaged lossy frame" % (self.path, index))
         if codec == CODEC_QUANT_DELTA and (state is None or state[1] is None
@@ -472,20 +738,27 @@ class BinaryTrajectory(_Trajectory):
             q += state[1]
         # To binary64 (exact within 2^53), times the precision, to binary32:
         # each step rounds to nearest even, as the format says.
-        vals = (q.view(np.int64).astype(np.float64) * prec).astype(np.float32)
-        bits = vals.view(np.uint32)
+        vals = (q[:nff].view(np.int64).astype(np.float64) * prec).astype(np.float32)
+        bits = np.empty((nf, n), np.uint32)
+        bits[:nff] = vals.view(np.uint32)
+        if nf > nff:
+            # id and group: exact u32 integers, no precision applied
+            if (q[nff:] > np.uint64(0xFFFFFFFF)).any():
+                raise TrajectoryError("%s: frame %d: damaged lossy frame: an id or group "
+                                      "beyond 32 bits" % (self.path, index))
+            bits[nff:] = q[nff:].astype(np.uint32)
         if nexc:
             e = np.frombuffer(t.tobytes()[off:], _EXCEPTION)
             slots = e["slot"].astype(np.uint64)
-            if (slots >= nf * n).any() or (np.diff(slots.astype(np.float64)) <= 0).any():
+            if (slots >= nff * n).any() or (np.diff(slots.astype(np.float64)) <= 0).any():
                 raise TrajectoryError("%s: frame %d: damaged lossy frame" % (self.path, index))
             bits.reshape(-1)[slots.astype(np.int64)] = e["bits"]
         self.header["precision"] = prec
         return bits, q, prec
 
     def _each_frame(self):
-        """Yields (step, positions, velocities, hues or None), one frame at
-        a time, checking each frame's CRC."""
+        """Yields (step, positions, velocities, hues or None, ids or None,
+        groups or None), one frame at a time, checking each frame's CRC."""
         self.truncated = False
         seen, state = [], None
         with open(self.path, "rb") as f:
@@ -499,10 +772,10 @@ class BinaryTrajectory(_Trajectory):
                 if len(payload) < zlen:
                     self._cut_in_frame(len(seen))
                     return
-                pos, vel, hue, state = self._decode(hdr, payload, len(seen), entry.step,
-                                                    state)
+                pos, vel, hue, ids, groups, state = self._decode(hdr, payload, len(seen),
+                                                                 entry.step, state)
                 seen.append(entry)
-                yield entry.step, pos, vel, hue
+                yield entry.step, pos, vel, hue, ids, groups
 
     def _load_frame_index(self):
         """The frame index at the end of a complete version 2 file, as a list
@@ -581,11 +854,14 @@ class BinaryTrajectory(_Trajectory):
     def steps(self):
         return np.array([e.step for e in self.index()], dtype=np.int64)
 
-    def read_frame(self, i, hue=False):
+    def read_frame(self, i, hue=False, agents=False):
         """Frame i (negative counts from the end) as (step, positions,
-        velocities), and with hue=True the hues (None without), found through
-        index(), decoding only the frames from its key frame on (or from the
-        frame read last, when that is on the way)."""
+        velocities), and with hue=True the hues (None without), with
+        agents=True the ids and groups, found through index(), decoding only
+        the frames from its key frame on (or from the frame read last, when
+        that is on the way)."""
+        if not agents:
+            self._no_agents()
         index = self.index()
         entry = index[i]
         i = i % len(index)
@@ -608,15 +884,21 @@ class BinaryTrajectory(_Trajectory):
                 payload = f.read(zlen)
                 if len(payload) < zlen:
                     raise TrajectoryError("%s: file cut short in frame %d" % (self.path, j))
-                pos, vel, h, state = self._decode(hdr, payload, j, step, state)
+                rec = self._decode(hdr, payload, j, step, state)
+                state = rec[-1]
                 self._cache = (j, state)
-        return (entry.step, pos, vel, h) if hue else (entry.step, pos, vel)
+        return self._shape((entry.step,) + rec[:-1], hue, agents)
 
-    def frames_at(self, indexes, hue=False):
+    def frames_at(self, indexes, hue=False, agents=False):
+        if not agents:
+            self._no_agents()
         for i in sorted(set(indexes)):
-            yield (i,) + self.read_frame(i, hue)
+            yield (i,) + self.read_frame(i, hue, agents)
 
-    def read_all(self, hue=False):
+    def read_all(self, hue=False, agents=False):
+        if agents:
+            return self._read_lists(hue)
+        self._no_agents()
         # Knowing the frame count first lets the result be filled in place
         # rather than stacked, halving the peak memory.
         n = self.frame_count()
@@ -633,12 +915,15 @@ class BinaryTrajectory(_Trajectory):
 
 class CsvTrajectory(_Trajectory):
     """A trajectory written as CSV, `step,id,x,y,[z,]vx,vy[,vz][,hue]`, one
-    row per boid per frame in id order; optionally gzip'd."""
+    row per boid per frame in id order; or, with agents,
+    `step,group,id,x,y,...`, a frame being the run of rows with one step,
+    in (group, id) order. Optionally gzip'd."""
 
     def __init__(self, path, strict=True, compressed=False):
         super().__init__(path, strict)
         self._compressed = compressed
         self._frames = None
+        self._scan = None           # with agents: (frames, cut) found at open
         try:
             self._read_head(path, compressed)
         except (UnicodeDecodeError, EOFError, OSError, zlib.error) as e:
@@ -648,18 +933,27 @@ class CsvTrajectory(_Trajectory):
         with self._open() as f:
             first = f.readline()
             names = first.rstrip("\n").split(",")
-            for dims, hue in ((2, False), (3, False), (2, True), (3, True)):
-                if names == ["step", "id"] + _field_names(dims, hue):
+            for agents, dims, hue in itertools.product((False, True), (2, 3), (False, True)):
+                lead = ["step", "group", "id"] if agents else ["step", "id"]
+                if names == lead + _field_names(dims, hue):
                     break
             else:
                 raise TrajectoryError("%s: unexpected CSV header %r" % (path, first.rstrip("\n")))
             self.header = {"format": "csv.gz" if compressed else "csv", "version": None,
-                           "dims": dims, "fields": names[2:], "hue": hue,
+                           "dims": dims, "fields": names[len(lead):], "hue": hue,
+                           "agents": agents, "flags": FLAG_AGENTS if agents else 0,
                            "count": None, "seed": None, "generator": None,
                            # CSV has no end record: an interrupted run is told
                            # only by the .partial name boidsim gives it.
                            "status": None, "complete": None, "frames": None,
                            "indexed": None, "precision": None}
+            if agents:
+                # As boidsim does: the whole file read through once, for
+                # the most agents a frame holds.
+                most, frames, cut = self._scan_runs(f)
+                self.header["count"] = most or None
+                self._scan = (frames, cut)
+                return
             # The count is the length of the first frame: rows until the
             # step changes.
             count = 0
@@ -672,6 +966,30 @@ class CsvTrajectory(_Trajectory):
                     break
                 count += 1
             self.header["count"] = count or None
+
+    @staticmethod
+    def _scan_runs(f):
+        """Reads the rest of f: (the longest run of rows with one step, the
+        number of frames, whether the file is cut short), a last row without
+        its newline taking its frame with it."""
+        most = frames = run = 0
+        step, cut = None, False
+        try:
+            for line in f:
+                s = line.split(",", 1)[0]
+                if s != step:
+                    frames += run > 0
+                    run = 0
+                    step = s
+                if not line.endswith("\n"):
+                    cut = True
+                    run = 0
+                    break
+                run += 1
+                most = max(most, run)
+        except EOFError:
+            cut, run = True, 0
+        return most, frames + (run > 0), cut
 
     def _open(self):
         if self._compressed:
@@ -696,14 +1014,70 @@ class CsvTrajectory(_Trajectory):
         vals = a[:, 2:].astype(np.float32)
         d = self.dims
         return (int(step), vals[:, :d].copy(), vals[:, d:2 * d].copy(),
-                vals[:, 2 * d].copy() if self.has_hue else None)
+                vals[:, 2 * d].copy() if self.has_hue else None, None, None)
+
+    def _parse_agents(self, lines, index):
+        ncol = 3 + len(self.header["fields"])
+        try:
+            a = np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2)
+        except ValueError as e:
+            raise TrajectoryError("%s: frame %d: bad CSV row: %s" % (self.path, index, e))
+        if a.shape[1] != ncol or len(a) > self.count:
+            raise TrajectoryError("%s: frame %d: expected at most %d rows of %d columns"
+                                  % (self.path, index, self.count, ncol))
+        step, g, i = a[0, 0], a[:, 1], a[:, 2]
+        if ((a[:, 0] != step).any() or (np.floor(i) != i).any() or (i < 0).any()
+                or (i >= 2.0**32).any() or ((g != GROUP_BOID) & (g != GROUP_PREDATOR)).any()):
+            raise TrajectoryError("%s: frame %d: rows are not one step's agents with "
+                                  "groups 0 or 1 and ids 0 to 2^32-1" % (self.path, index))
+        ids, groups = i.astype(np.uint32), g.astype(np.uint32)
+        bad = _check_agents(ids, groups)
+        if bad:
+            raise TrajectoryError("%s: frame %d: %s" % (self.path, index, bad))
+        vals = a[:, 3:].astype(np.float32)
+        d = self.dims
+        return (int(step), vals[:, :d].copy(), vals[:, d:2 * d].copy(),
+                vals[:, 2 * d].copy() if self.has_hue else None, ids, groups)
+
+    def _each_agents_frame(self):
+        """With agents: a frame is the run of rows with one step."""
+        index = 0
+        with self._open() as f:
+            try:
+                f.readline()
+                lines, step = [], None
+                for line in f:
+                    s = line.split(",", 1)[0]
+                    if lines and s != step:
+                        yield self._parse_agents(lines, index)
+                        index += 1
+                        lines = []
+                    step = s
+                    lines.append(line)
+                # A missing final newline means the last number may be cut.
+                if lines and not lines[-1].endswith("\n"):
+                    self._cut("%s: file cut short in frame %d (%d complete frames)"
+                              % (self.path, index, index))
+                elif lines:
+                    yield self._parse_agents(lines, index)
+                    index += 1
+            except EOFError:
+                self._cut("%s: gzip stream cut short in frame %d (%d complete frames)"
+                          % (self.path, index, index))
+            except (OSError, zlib.error, UnicodeDecodeError) as e:
+                raise TrajectoryError("%s: frame %d: damaged file: %s"
+                                      % (self.path, index, e))
+        self.header["frames"] = index
 
     def _each_frame(self):
-        """Yields (step, positions, velocities, hues or None), reading one
-        frame's rows at a time."""
+        """Yields (step, positions, velocities, hues or None, ids or None,
+        groups or None), reading one frame's rows at a time."""
+        self.truncated = False
+        if self.has_agents:
+            yield from self._each_agents_frame()
+            return
         count = self.count
         index = 0
-        self.truncated = False
         if count is None:          # header only: no frames
             self.header["frames"] = 0
             return
@@ -730,7 +1104,14 @@ class CsvTrajectory(_Trajectory):
         self.header["frames"] = index
 
     def frame_count(self):
-        """Counts the frames, reading the file through without parsing it."""
+        """Counts the frames, reading the file through without parsing it
+        (with agents, as it was when the file was opened)."""
+        if self._frames is None and self._scan is not None:
+            frames, cut = self._scan
+            if cut:
+                self._cut("%s: file cut short in frame %d (%d complete frames)"
+                          % (self.path, frames, frames))
+            self._frames = frames
         if self._frames is None:
             rows, cut = 0, False
             with self._open() as f:
