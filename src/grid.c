@@ -17,7 +17,8 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 	memset(g, 0, sizeof *g);
 	g->dims = sc->dims;
 	g->periodic = sc->mode == BOUNDS_WRAP;
-	g->cell_min = grid_cell_min(sc);
+	g->radius = grid_radius(sc);
+	g->reach = 1;
 	{
 		struct bounds b;
 		int d;
@@ -49,9 +50,9 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 	return 0;
 }
 
-double grid_cell_min(const struct scenario *sc)
+double grid_radius(const struct scenario *sc)
 {
-	return scenario_max_radius(sc) * GRID_CELL_SLACK / GRID_REACH;
+	return scenario_max_radius(sc) * GRID_CELL_SLACK;
 }
 
 void grid_free(struct grid *g)
@@ -62,17 +63,15 @@ void grid_free(struct grid *g)
 	memset(g, 0, sizeof *g);
 }
 
-/* Cells per axis: as many as fit with edges no smaller than cell_min, then
- * halved along the longest axis until the total fits max_cells. Under wrap
- * the cells tile the bounds box exactly; otherwise they cover the flock's
- * current extent, so a flock that drifts far away still gets a grid. */
-static void choose_geometry(struct grid *g, const struct flock *f)
+/* The box the cells cover: under wrap the bounds box, which they tile
+ * exactly; otherwise the flock's current extent, so a flock that drifts
+ * far away still gets a grid. */
+static void choose_extent(struct grid *g, const struct flock *f)
 {
-	int d, dims = g->dims;
-	double total;
+	int d;
 
-	for (d = 0; d < dims; d++) {
-		double lo, hi, cells;
+	for (d = 0; d < g->dims; d++) {
+		double lo, hi;
 
 		if (g->periodic) {
 			lo = g->box_lo[d];
@@ -96,8 +95,24 @@ static void choose_geometry(struct grid *g, const struct flock *f)
 		g->lo[d] = lo;
 		g->len[d] = hi - lo;
 		if (!(g->len[d] > 0.0))
-			g->len[d] = g->cell_min;
-		cells = floor(g->len[d] / g->cell_min);
+			g->len[d] = g->radius;
+	}
+}
+
+/* Cells per axis for the current reach: as many as fit with edges no
+ * smaller than radius / reach, then halved along the longest axis until
+ * the total fits max_cells (larger cells only make the stencil see
+ * farther). Returns 1 when it had to halve. */
+static int choose_cells(struct grid *g)
+{
+	int halved = 0;
+	const double edge = g->radius / g->reach;
+	int d, dims = g->dims;
+	double total;
+
+	for (d = 0; d < dims; d++) {
+		double cells = floor(g->len[d] / edge);
+
 		if (cells < 1.0)
 			cells = 1.0;
 		if (cells > 2147483647.0)
@@ -116,6 +131,7 @@ static void choose_geometry(struct grid *g, const struct flock *f)
 		if (total <= (double)g->max_cells)
 			break;
 		g->n[big] = (g->n[big] + 1) / 2;
+		halved = 1;
 	}
 	g->ncells = (size_t)total;
 	for (d = 0; d < dims; d++)
@@ -125,6 +141,7 @@ static void choose_geometry(struct grid *g, const struct flock *f)
 		g->lo[d] = 0.0;
 		g->inv[d] = 0.0;
 	}
+	return halved;
 }
 
 static inline uint32_t axis_index(const struct grid *g, int d, float x)
@@ -177,14 +194,16 @@ void grid_build(struct grid *g, struct flock *f)
 {
 	const size_t n = f->n;
 	const int dims = f->dims;
-	size_t ncells;
+	uint64_t crowd = 0;
+	int redo = 0;
 
-	choose_geometry(g, f);
-	ncells = g->ncells;
+	g->reach = 1;
+	choose_extent(g, f);
+	choose_cells(g);
 
 	#pragma omp parallel num_threads(g->threads) if (n >= util_parallel_min)
 	{
-		int t = 0, nt = 1, d;
+		int t = 0, nt = 1, d, pass;
 		size_t i, c, lo, hi;
 		uint32_t *h;
 
@@ -194,26 +213,62 @@ void grid_build(struct grid *g, struct flock *f)
 #endif
 		lo = n * (size_t)t / (size_t)nt;
 		hi = n * (size_t)(t + 1) / (size_t)nt;
-		h = g->hist + (size_t)t * ncells;
-		memset(h, 0, ncells * sizeof *h);
-		for (i = lo; i < hi; i++)
-			h[cell_of_slot(g, f, i)]++;
-		#pragma omp barrier
+		/* Count the boids per cell of edge r; when crowded, count again
+		 * per cell of edge r/2 (GRID_CROWDED). */
+		for (pass = 0; pass < 2; pass++) {
+			const size_t nc = g->ncells;
+
+			h = g->hist + (size_t)t * nc;
+			memset(h, 0, nc * sizeof *h);
+			for (i = lo; i < hi; i++)
+				h[cell_of_slot(g, f, i)]++;
+			#pragma omp barrier
+			if (pass == 1)
+				break;
+			/* sum of squared counts: an integer, the same in any order */
+			#pragma omp for schedule(static) reduction(+:crowd)
+			for (c = 0; c < nc; c++) {
+				uint64_t m = 0;
+				int tt;
+
+				for (tt = 0; tt < nt; tt++)
+					m += g->hist[(size_t)tt * nc + c];
+				crowd += m * m;
+			}
+			/* Not where the cells of r/2 would not fit max_cells: the
+			 * larger cells that would fit make reach 2 see farther than
+			 * reach 1 (a large 3D box). */
+			#pragma omp single
+			{
+				redo = crowd > (uint64_t)GRID_CROWDED * n;
+				if (redo) {
+					g->reach = 2;
+					if (choose_cells(g)) {
+						g->reach = 1;
+						choose_cells(g);
+						redo = 0;
+					}
+				}
+			}
+			if (!redo)
+				break;
+		}
 		#pragma omp single
 		{
+			const size_t nc = g->ncells;
 			uint32_t start = 0;
 			int tt;
 
-			for (c = 0; c < ncells; c++) {
+			for (c = 0; c < nc; c++) {
 				g->cell_start[c] = start;
 				for (tt = 0; tt < nt; tt++) {
-					uint32_t cnt = g->hist[(size_t)tt * ncells + c];
+					uint32_t cnt = g->hist[(size_t)tt * nc + c];
 
-					g->hist[(size_t)tt * ncells + c] = start;
+					g->hist[(size_t)tt * nc + c] = start;
 					start += cnt;
 				}
 			}
-			g->cell_start[ncells] = start;
+			g->cell_start[nc] = start;
 		}
 		/* The cell again rather than stored: cheaper than 4 bytes per boid
 		 * of memory traffic. */
@@ -224,7 +279,7 @@ void grid_build(struct grid *g, struct flock *f)
 		}
 		#pragma omp barrier
 		#pragma omp for schedule(dynamic, 256)
-		for (c = 0; c < ncells; c++)
+		for (c = 0; c < g->ncells; c++)
 			sort_cell(g->key + g->cell_start[c],
 				  g->cell_start[c + 1] - g->cell_start[c], f->id);
 		#pragma omp for schedule(static)
@@ -252,10 +307,12 @@ void grid_build(struct grid *g, struct flock *f)
 }
 
 /* The cells along one axis that can hold neighbours of cell c, offsets
- * -GRID_REACH .. +GRID_REACH in order; under wrap with fewer cells than
- * that, each cell once, in increasing order. */
-static int axis_cells(const struct grid *g, int d, uint32_t c, uint32_t out[2 * GRID_REACH + 1])
+ * -reach .. +reach in order; under wrap with fewer cells than that, each
+ * cell once, in increasing order. */
+static int axis_cells(const struct grid *g, int d, uint32_t c,
+		      uint32_t out[2 * GRID_REACH_MAX + 1])
 {
+	const int reach = g->reach;
 	uint32_t n = g->n[d];
 	int m = 0, o;
 
@@ -263,12 +320,12 @@ static int axis_cells(const struct grid *g, int d, uint32_t c, uint32_t out[2 * 
 		out[0] = 0;
 		return 1;
 	}
-	if (g->periodic && n < 2 * GRID_REACH + 1) {
+	if (g->periodic && n < 2 * (uint32_t)reach + 1) {
 		for (m = 0; m < (int)n; m++)
 			out[m] = (uint32_t)m;
 		return m;
 	}
-	for (o = -GRID_REACH; o <= GRID_REACH; o++) {
+	for (o = -reach; o <= reach; o++) {
 		int64_t x = (int64_t)c + o;
 
 		if (g->periodic)
@@ -284,7 +341,7 @@ static int axis_cells(const struct grid *g, int d, uint32_t c, uint32_t out[2 * 
 static int stencil(const struct grid *g, size_t c, uint32_t start[GRID_STENCIL_MAX],
 		   uint32_t end[GRID_STENCIL_MAX])
 {
-	uint32_t xs[2 * GRID_REACH + 1], ys[2 * GRID_REACH + 1], zs[2 * GRID_REACH + 1];
+	uint32_t xs[2 * GRID_REACH_MAX + 1], ys[2 * GRID_REACH_MAX + 1], zs[2 * GRID_REACH_MAX + 1];
 	uint32_t cx = (uint32_t)(c % g->n[0]);
 	uint32_t cy = (uint32_t)(c / g->n[0] % g->n[1]);
 	uint32_t cz = (uint32_t)(c / g->n[0] / g->n[1]);
@@ -350,10 +407,10 @@ struct span {
 	float corr[3];
 };
 
-/* The stencil of cell c (cells z, then y, then x, offsets -GRID_REACH ..
- * +GRID_REACH) as runs of slots: the cells of a row are consecutive in
+/* The stencil of cell c (cells z, then y, then x, offsets -reach ..
+ * +reach) as runs of slots: the cells of a row are consecutive in
  * memory unless the row wraps, so most rows are one run, visited in the
- * same order as cell by cell. With at least 2 GRID_REACH + 1 cells on
+ * same order as cell by cell. With at least 2 reach + 1 cells on
  * every periodic axis, the box is wider than twice any radius, and the
  * image of a neighbour across the box edge within the radius is the one in
  * the stencil's cell; its correction is applied as (p_j - p_i) + corr,
@@ -364,8 +421,9 @@ struct span {
 static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 		 struct span sp[GRID_STENCIL_MAX])
 {
-	uint32_t cell[3][2 * GRID_REACH + 1], cc[3];
-	float corr[3][2 * GRID_REACH + 1];
+	const int reach = g->reach;
+	uint32_t cell[3][2 * GRID_REACH_MAX + 1], cc[3];
+	float corr[3][2 * GRID_REACH_MAX + 1];
 	int cnt[3], d, a, b, e, o, m = 0;
 
 	cc[0] = (uint32_t)(c % g->n[0]);
@@ -381,9 +439,9 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 			cnt[d] = 1;
 			continue;
 		}
-		if (g->periodic && n < 2 * GRID_REACH + 1)
+		if (g->periodic && n < 2 * reach + 1)
 			return -1;
-		for (o = -GRID_REACH; o <= GRID_REACH; o++) {
+		for (o = -reach; o <= reach; o++) {
 			int64_t x = (int64_t)cc[d] + o;
 			float cr = 0.0f;
 

@@ -9,23 +9,33 @@
 #include "rules.h"
 #include "util.h"
 
-/* Cells are at least the largest radius / GRID_REACH wide (times the slack,
- * so that rounding of the cell index cannot hide a neighbour), and a boid's
- * neighbours are searched in the cells up to GRID_REACH away along each
- * axis: a (2 GRID_REACH + 1)^dims stencil. Smaller cells fit the stencil
- * closer to the ball of radius r (GRID_REACH 2: 6.25 r^2 in 2D instead of
- * 9 r^2), but give more runs of slots and more cells per boid; measured on
- * 1,000,000 boids in 2D, GRID_REACH 2 took 8% more time than 1
- * (docs/PERFORMANCE.md). The stencil is part of the summation order, so
- * changing GRID_REACH changes results. */
-#define GRID_REACH 1
-#define GRID_STENCIL_MAX ((2 * GRID_REACH + 1) * (2 * GRID_REACH + 1) * (2 * GRID_REACH + 1))
+/* Cells are at least the largest radius / reach wide (times the slack, so
+ * that rounding of the cell index cannot hide a neighbour), and a boid's
+ * neighbours are searched in the cells up to reach away along each axis: a
+ * (2 reach + 1)^dims stencil. The reach is chosen at each step from the
+ * state: 1, unless the flock is crowded, then 2. Smaller cells fit the
+ * stencil closer to the ball of radius r (reach 2: 6.25 r^2 in 2D instead
+ * of 9 r^2, 15.6 r^3 instead of 27 r^3 in 3D) but give more runs of slots
+ * and more cells per boid, which costs more than it saves where cells hold
+ * few boids. Measured (docs/PERFORMANCE.md), reach 2 is faster once a boid
+ * finds, on average, more than about 12 boids in its own cell of edge r,
+ * itself included, in 2D and 3D alike: a uniform flock with 20 neighbours
+ * has about 7 (2D) or 6 (3D), a clumped one several times that. The
+ * crowding, the sum over cells of the square of their counts divided by
+ * the count, is an integer function of the positions, so the choice is
+ * the same for any thread count and on resuming. The stencil is part of
+ * the summation order, so the reach changes results in the last bits. */
+#define GRID_REACH_MAX 2
+#define GRID_CROWDED 12
+#define GRID_STENCIL_MAX ((2 * GRID_REACH_MAX + 1) * (2 * GRID_REACH_MAX + 1) * \
+			  (2 * GRID_REACH_MAX + 1))
 #define GRID_CELL_SLACK 1.001
 
 struct grid {
 	int dims;
 	int periodic;            /* wrap: cells tile the box as a torus */
-	double cell_min;         /* smallest cell edge: grid_cell_min() */
+	double radius;           /* the largest radius with the slack: grid_radius() */
+	int reach;               /* this step's: cells are at least radius / reach wide */
 	double box_lo[3], box_hi[3]; /* the bounds box, in binary32 values */
 	size_t max_cells;        /* cap on the number of cells (memory bound) */
 	/* Geometry of the current step: the box it covers (the bounds box
@@ -42,8 +52,8 @@ struct grid {
 
 int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err);
 
-/* The smallest cell edge for a scenario's radii. */
-double grid_cell_min(const struct scenario *sc);
+/* The largest interaction radius of a scenario, with the slack. */
+double grid_radius(const struct scenario *sc);
 void grid_free(struct grid *g);
 
 /* Chooses this step's cells and reorders the flock into cell order, boids

@@ -48,7 +48,7 @@ static void enter_stage(struct sim *s, const struct scenario *st)
 	if (s->sc->has_wander)
 		memcpy(s->rp.target, target, sizeof target);
 	if (s->search == SIM_GRID)
-		s->grid.cell_min = grid_cell_min(st);
+		s->grid.radius = grid_radius(st);
 	s->cur = st;
 }
 
