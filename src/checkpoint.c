@@ -230,6 +230,11 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		util_err_set(err, "%s: checkpoint written by %s, this is %s", path, gen, generator);
 		goto out;
 	}
+	if (s->step > s->sc->steps) {
+		util_err_set(err, "%s: checkpoint damaged (step %llu beyond the run's %llu)", path,
+			     (unsigned long long)s->step, (unsigned long long)s->sc->steps);
+		goto out;
+	}
 	files->output = get_str(&r);
 	files->output_tmp = get_str(&r);
 	files->metrics = get_str(&r);
@@ -244,14 +249,21 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		flock_shrink(f, (size_t)n);
 	f->n = (size_t)n;
 	if (f->rank) {
+		/* What the schedule allows at this step: exactly its ids so
+		 * far, and at least 1 and at most its bound of boids, all live
+		 * ids increasing and below the next. */
 		uint32_t next = get_u32(&r);
+		uint64_t ids, most;
 
-		for (i = 0; i < f->n; i++) {
+		scenario_population_at(s->sc, s->step, &ids, &most);
+		if (next != ids || n < 1 || n > most)
+			r.bad = 1;
+		for (i = 0; i < f->n && !r.bad; i++) {
 			f->id[i] = get_u32(&r);
 			if (f->id[i] >= next || (i > 0 && f->id[i] <= f->id[i - 1]))
 				r.bad = 1;
 		}
-		if (r.bad || next > s->sc->ids_total) {
+		if (r.bad) {
 			util_err_set(err, "%s: checkpoint damaged (ids)", path);
 			goto out;
 		}

@@ -302,11 +302,12 @@ static const char *resume_source(const char *tmp, const char *final, int csv, ch
 /* Resuming: the frames before the checkpoint's step, read back from the
  * stopped run's output and written again, so the file is the same as if
  * the run had never stopped. */
-static int copy_frames(const struct checkpoint_files *cf, const char *output,
-		       enum traj_format fmt, struct traj_writer *w, uint64_t before,
-		       float *const frame[TRAJ_FIELDS_MAX], struct traj_agents *a,
-		       struct util_err *err)
+static int copy_frames(const struct scenario *sc, const struct checkpoint_files *cf,
+		       const char *output, enum traj_format fmt, struct traj_writer *w,
+		       uint64_t before, float *const frame[TRAJ_FIELDS_MAX],
+		       struct traj_agents *a, struct util_err *err)
 {
+	const struct traj_header *h;
 	char buf[4096];
 	const char *src = resume_source(cf->output_tmp, output, fmt != TRAJ_BIN, buf, sizeof buf);
 	struct traj_reader *r;
@@ -319,6 +320,16 @@ static int copy_frames(const struct checkpoint_files *cf, const char *output,
 	}
 	if (!(r = traj_reader_open(src, err)))
 		return -1;
+	/* The frames must fit this run's: its dimensions, hue, agents and
+	 * at most as many boids (or agents) as it can hold. */
+	h = traj_reader_header(r);
+	if (h->dims != sc->dims || h->has_hue != sc->has_hue || h->has_agents != (a != NULL) ||
+	    h->count > (a ? sim_frame_capacity(sc) : sc->count) ||
+	    (!a && h->count != sc->count)) {
+		util_err_set(err, "cannot resume: %s does not hold this run's frames", src);
+		traj_reader_close(r);
+		return -1;
+	}
 	while ((rc = a ? traj_read_frame_agents(r, &step, frame, a, err) :
 		     traj_read_frame(r, &step, frame, err)) == 1 && step < before) {
 		if ((a ? traj_write_frame_agents(w, step, frame, a, err) :
@@ -516,7 +527,7 @@ static int run(struct options *o)
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
-		if (o->resume && copy_frames(&resumed, o->output, fmt, w, sim.step, frame, ag,
+		if (o->resume && copy_frames(&sc, &resumed, o->output, fmt, w, sim.step, frame, ag,
 					     &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;

@@ -826,6 +826,8 @@ static int read_region(const struct ctx *c, const cJSON *node, const char *path,
 		}
 		if ((sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_REFLECT) &&
 		    (lo[d] < sc->bmin[d] || hi[d] > sc->bmax[d])) {
+			if (lo[d] < sc->bmin[d])
+				snprintf(p, sizeof p, "%s.min[%d]", path, d);
 			fail(c, p, "the region must lie inside the bounds box under %s "
 			     "(axis %d: %g to %g)", scenario_mode_name(sc->mode), d,
 			     sc->bmin[d], sc->bmax[d]);
@@ -984,6 +986,29 @@ static const char *const SCHEDULABLE[] = {
 	"noise", "view_angle", "max_turn", "target.position", "target.radius",
 	"bounds.margin", "hue.weight", "hue.radius", NULL};
 
+/* Sets object o's key to v unless it has it (creating o under parent when
+ * absent); 0, or -1 out of memory. */
+static int default_number(cJSON *parent, const char *obj, const char *key, double v)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, obj);
+
+	if (o == NULL && !(o = cJSON_AddObjectToObject(parent, obj)))
+		return -1;
+	if (cJSON_GetObjectItemCaseSensitive(o, key))
+		return 0;
+	return cJSON_AddNumberToObject(o, key, v) ? 0 : -1;
+}
+
+static int fix_defaults(cJSON *work, const struct scenario *sc)
+{
+	if (sc->n_predators > 0 && (default_number(work, "predators", "speed", sc->pred_speed) ||
+				    default_number(work, "radii", "flee", sc->r_flee)))
+		return -1;
+	if (sc->n_obstacles > 0 && default_number(work, "radii", "avoid", sc->r_avoid))
+		return -1;
+	return 0;
+}
+
 static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "schedule"), *e;
@@ -1019,6 +1044,15 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 			util_err_set(c->err, "out of memory");
 			return -1;
 		}
+	}
+	/* Likewise the defaults that follow other parameters: a stage keeps
+	 * the values of the start (predators.speed follows speed.max,
+	 * radii.flee and radii.avoid radii.alignment), as the effective
+	 * scenario names them. */
+	if (fix_defaults(work, sc) != 0) {
+		cJSON_Delete(work);
+		util_err_set(c->err, "out of memory");
+		return -1;
 	}
 	sc->schedule_json = cJSON_PrintUnformatted(list);
 	if (sc->schedule_json == NULL) {
@@ -1265,10 +1299,13 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 
 		for (d = 0; d < sc->dims; d++)
 			reach = fmax(reach, fmax(fabs(sc->bmin[d]), fabs(sc->bmax[d])));
-		reach += sc->speed_max * sc->dt * (double)sc->steps;
+		const int pred = sc->n_predators > 0 && sc->pred_speed > sc->speed_max;
+
+		reach += (pred ? sc->pred_speed : sc->speed_max) * sc->dt * (double)sc->steps;
 		if (!(reach <= SCENARIO_REACH_MAX)) {
-			fail(c, "steps", "a boid at speed.max could travel %g from the origin, "
-			     "beyond the %g that binary32 positions support", reach,
+			fail(c, "steps", "a %s could travel %g from the origin, "
+			     "beyond the %g that binary32 positions support",
+			     pred ? "predator at predators.speed" : "boid at speed.max", reach,
 			     SCENARIO_REACH_MAX);
 			return -1;
 		}
@@ -1280,7 +1317,8 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		     "this machine's address space", sc->capacity);
 		return -1;
 	}
-	need = sc->capacity * per;
+	/* With a population schedule, a rank (4 bytes) per id ever given. */
+	need = sc->capacity * per + (sc->n_events ? sc->ids_total * 4 : 0);
 	phys = util_phys_mem();
 	if (phys != 0 && need > phys) {
 		fail(c, sc->n_events ? "population" : "count", "%" PRIu64 " boids need about "
@@ -1706,6 +1744,24 @@ void scenario_free(struct scenario *sc)
 	for (i = 0; i < sc->n_notes; i++)
 		free(sc->notes[i]);
 	sc->n_notes = 0;
+}
+
+void scenario_population_at(const struct scenario *sc, uint64_t step, uint64_t *ids,
+			    uint64_t *most)
+{
+	int i;
+
+	*ids = *most = sc->count;
+	for (i = 0; i < sc->n_events && sc->events[i].step <= step; i++) {
+		const struct scenario_event *ev = &sc->events[i];
+
+		if (ev->add) {
+			*ids += ev->n;
+			*most += ev->n;
+		} else if (!ev->has_region) {
+			*most -= ev->n;
+		}
+	}
 }
 
 double scenario_max_radius(const struct scenario *sc)

@@ -156,6 +156,11 @@ void scenario_free(struct scenario *sc);
 const char *scenario_mode_name(enum bounds_mode m);
 const char *scenario_model_name(enum model_kind m);
 
+/* The population schedule at a step, every event up to it applied: the ids
+ * given so far (the next id), and the most boids there can be alive. */
+void scenario_population_at(const struct scenario *sc, uint64_t step, uint64_t *ids,
+			    uint64_t *most);
+
 /* The largest interaction radius, which sets the grid's cell size (the
  * hue's radius is at most this). */
 double scenario_max_radius(const struct scenario *sc);

@@ -297,7 +297,10 @@ static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *group, uin
 	char *p = r->line, *end;
 	int f, nf = r->h.fields;
 
+	/* digits only: strtoull would take a sign or leading blanks */
 	errno = 0;
+	if (*p < '0' || *p > '9')
+		goto bad;
 	*step = strtoull(p, &end, 10);
 	if (end == p || *end != ',' || errno)
 		goto bad;
@@ -312,6 +315,8 @@ static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *group, uin
 		if (*p < '0' || *p > '9')
 			goto bad;
 	}
+	if (*p < '0' || *p > '9')
+		goto bad;
 	*id = strtoull(p, &end, 10);
 	if (end == p || errno || (group && *id > UINT32_MAX))
 		goto bad;

@@ -6,9 +6,14 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 #include "check_suites.h"
+#include "checkpoint.h"
 #include "metrics.h"
 #include "sim.h"
+#include "traj.h"
 
 static const char *const MODES[] = {"wrap", "reflect", "steer", "none"};
 
@@ -234,6 +239,84 @@ START_TEST(test_polarization_values)
 }
 END_TEST
 
+/* A checkpoint of a run with predators and a population schedule reads
+ * back to the same state; one whose ids or count the schedule does not
+ * allow at its step (made with a valid CRC) is refused before anything
+ * can be written past the arrays. */
+START_TEST(test_checkpoint_population)
+{
+	static const char *const TEXT =
+		"{\"count\": 20, \"steps\": 30, \"predators\": {\"count\": 2},"
+		" \"population\": [{\"step\": 3, \"remove\": 5}, {\"step\": 12, \"add\": 30}],"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [20, 20]}}";
+	struct scenario sc;
+	struct sim a, b;
+	struct util_err err;
+	struct checkpoint_files files = {0}, got;
+	char path[] = "/tmp/boidsim-ckpt-XXXXXX", *json;
+	unsigned char *data;
+	size_t size, at;
+	FILE *fp;
+	int fd, t, bad;
+
+	load_ok(TEXT, &sc);
+	json = scenario_to_json(&sc);
+	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
+	for (t = 0; t < 5; t++)
+		sim_step(&a);
+	ck_assert_uint_eq(a.flock.n, 15);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_msg(checkpoint_write(path, &a, json, "test", &files, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &err), 0);
+	ck_assert_msg(checkpoint_read(path, &b, json, "test", &got, &err) == 0, "%s", err.msg);
+	checkpoint_files_free(&got);
+	ck_assert_uint_eq(b.step, 5);
+	ck_assert_uint_eq(b.flock.n, 15);
+	ck_assert_uint_eq(b.flock.next_id, 20);
+	ck_assert(b.pred.pos[0][1] == a.pred.pos[0][1] && b.pred.vel[1][0] == a.pred.vel[1][0]);
+	sim_free(&b);
+	/* the file: ..., count (u64) at 16, ..., the next id just before the
+	 * 15 ids, 4 bytes each, then the state */
+	fp = fopen(path, "rb");
+	ck_assert_ptr_nonnull(fp);
+	fseek(fp, 0, SEEK_END);
+	size = (size_t)ftell(fp);
+	rewind(fp);
+	data = malloc(size);
+	ck_assert_uint_eq(fread(data, 1, size, fp), size);
+	fclose(fp);
+	at = size - 4 - (size_t)(2 * 2 * 2 * 4) - 15 * 2 * 2 * 4 - 15 * 4 - 4;
+	ck_assert_uint_eq(traj_get_u32(data + at), 20);
+	ck_assert_uint_eq(traj_get_u32(data + at + 4), 0);
+	for (bad = 0; bad < 3; bad++) {
+		unsigned char *m = malloc(size);
+
+		memcpy(m, data, size);
+		if (bad == 0)
+			traj_put_u32(m + at, 50);      /* ids beyond the schedule's */
+		else
+			traj_put_u64(m + 16, bad == 1 ? 45 : 0); /* too many, or none */
+		traj_put_u32(m + size - 4, (uint32_t)crc32(crc32(0L, Z_NULL, 0), m, (uInt)(size - 4)));
+		fp = fopen(path, "wb");
+		ck_assert_uint_eq(fwrite(m, 1, size, fp), size);
+		fclose(fp);
+		free(m);
+		ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &err), 0);
+		ck_assert_msg(checkpoint_read(path, &b, json, "test", &got, &err) != 0,
+			      "case %d accepted", bad);
+		ck_assert_msg(strstr(err.msg, "damaged") != NULL, "case %d: %s", bad, err.msg);
+		sim_free(&b);
+	}
+	unlink(path);
+	free(data);
+	free(json);
+	sim_free(&a);
+	scenario_free(&sc);
+}
+END_TEST
+
 Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -246,6 +329,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, test_numerical_safety, 0, 4);
 	tcase_add_test(tc, test_flocking_emerges);
 	tcase_add_test(tc, test_polarization_values);
+	tcase_add_test(tc, test_checkpoint_population);
 	suite_add_tcase(s, tc);
 	return s;
 }
