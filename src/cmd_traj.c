@@ -375,61 +375,6 @@ static int selected(uint64_t step, const uint64_t sel[3])
 	return step >= sel[0] && step < sel[1] && (step - sel[0]) % sel[2] == 0;
 }
 
-/* "0,5,10-20": sorted, without repeats, each below count. */
-static int parse_ids(const char *s, uint64_t count, uint32_t **out, size_t *n,
-		     char *bad, size_t badlen)
-{
-	unsigned char *mark = calloc((size_t)count, 1);
-	const char *p = s;
-	size_t k = 0, i;
-
-	if (mark == NULL)
-		return -1;
-	while (*p) {
-		char *end;
-		unsigned long long a, b;
-
-		if (*p < '0' || *p > '9')
-			goto bad;
-		a = strtoull(p, &end, 10);
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			if (*p < '0' || *p > '9')
-				goto bad;
-			b = strtoull(p, &end, 10);
-		}
-		if (b < a || b >= count) {
-			snprintf(bad, badlen, "%llu is not a boid of this file (ids 0 to %llu)",
-				 b >= count ? b : a, (unsigned long long)count - 1);
-			free(mark);
-			return -1;
-		}
-		for (; a <= b; a++)
-			mark[a] = 1;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			goto bad;
-	}
-	for (i = 0; i < count; i++)
-		k += mark[i];
-	*out = malloc((k ? k : 1) * sizeof **out);
-	if (*out == NULL)
-		goto bad;
-	for (i = 0, k = 0; i < count; i++)
-		if (mark[i])
-			(*out)[k++] = (uint32_t)i;
-	*n = k;
-	free(mark);
-	return k ? 0 : -1;
-bad:
-	snprintf(bad, badlen, "expected ids and ranges such as 0,5,10-20");
-	free(mark);
-	return -1;
-}
-
 struct id_range {
 	uint32_t lo, hi;
 };
@@ -504,6 +449,38 @@ bad:
 	snprintf(bad, badlen, "expected ids and ranges such as 0,5,10-20");
 	free(rg);
 	return -1;
+}
+
+/* "0,5,10-20" for a file without agents: the ids, sorted, without
+ * repeats, each below count. */
+static int parse_ids(const char *s, uint64_t count, uint32_t **out, size_t *n,
+		     char *bad, size_t badlen)
+{
+	struct id_range *rg;
+	size_t nr, i, k = 0;
+	uint64_t id;
+
+	if (parse_id_ranges(s, &rg, &nr, bad, badlen) != 0)
+		return -1;
+	if (rg[nr - 1].hi >= count) {
+		snprintf(bad, badlen, "%lu is not a boid of this file (ids 0 to %llu)",
+			 (unsigned long)rg[nr - 1].hi, (unsigned long long)count - 1);
+		free(rg);
+		return -1;
+	}
+	for (i = 0; i < nr; i++)
+		k += (size_t)(rg[i].hi - rg[i].lo) + 1;
+	if (!(*out = malloc(k * sizeof **out))) {
+		free(rg);
+		snprintf(bad, badlen, "out of memory");
+		return -1;
+	}
+	for (i = 0, k = 0; i < nr; i++)
+		for (id = rg[i].lo; id <= rg[i].hi; id++)
+			(*out)[k++] = (uint32_t)id;
+	*n = k;
+	free(rg);
+	return 0;
 }
 
 /* The agents of a frame that --ids keeps: the boids listed, every predator. */
