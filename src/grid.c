@@ -40,6 +40,7 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 		g->threads = 1;
 	/* Sized for the most cells, but only the cells in use are written
 	 * (each step, before they are read), so only those are resident. */
+	grid_simd();
 	if (!(g->cell_start = util_alloc_raw(g->max_cells + 1, sizeof(uint32_t), err)) ||
 	    !(g->key = util_alloc(n, sizeof(uint32_t), err)) ||
 	    !(g->hist = util_alloc_raw(g->max_cells, sizeof(uint32_t) * (size_t)g->threads,
@@ -306,6 +307,21 @@ void grid_build(struct grid *g, struct flock *f)
 	flock_swap(f, 1);
 }
 
+/* On x86-64 the neighbour loop is compiled twice, for the baseline and
+ * for AVX-512 (F, BW, CD, DQ, VL, with AVX2, BMI1/2 and FMA: 32 vector
+ * registers and mask registers), and grid_init picks the AVX-512 one when
+ * the CPU has all of these, unless the environment says
+ * BOIDSIM_SIMD=baseline. The four lanes are in the source and contraction
+ * is off (-ffp-contract=off), so both do the same IEEE operations and give
+ * the same bits; determinism.test compares them. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target)
+#define GRID_AVX512 1
+#define GRID_AVX512_TARGET \
+	__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,bmi,bmi2,fma")))
+#endif
+#endif
+
 /* The cells along one axis that can hold neighbours of cell c, offsets
  * -reach .. +reach in order; under wrap with fewer cells than that, each
  * cell once, in increasing order. */
@@ -541,27 +557,76 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 }
 
 /* One instance of the loop per dimension, model and hue, so that none of
- * them is tested inside it. */
-static void gather_fast(const struct flock *f, const struct rules_params *rp, size_t k,
-			const struct span *sp, int nsp, struct rules_acc *acc)
-{
+ * them is tested inside it; and per instruction set (above). */
+#define GATHER_FAST_BODY                                                              \
+	do {                                                                          \
+		switch (rp->model) {                                                  \
+		case MODEL_REYNOLDS:                                                  \
+			if (f->dims == 2) GATHER(2, MODEL_REYNOLDS);                  \
+			else GATHER(3, MODEL_REYNOLDS);                               \
+			break;                                                        \
+		case MODEL_SIMPLE:                                                    \
+			if (f->dims == 2) GATHER(2, MODEL_SIMPLE);                    \
+			else GATHER(3, MODEL_SIMPLE);                                 \
+			break;                                                        \
+		case MODEL_VICSEK:                                                    \
+			if (f->dims == 2) GATHER(2, MODEL_VICSEK);                    \
+			else GATHER(3, MODEL_VICSEK);                                 \
+			break;                                                        \
+		case MODEL_COUZIN:                                                    \
+			if (f->dims == 2) GATHER(2, MODEL_COUZIN);                    \
+			else GATHER(3, MODEL_COUZIN);                                 \
+			break;                                                        \
+		}                                                                     \
+	} while (0)
 #define GATHER(D, M) (rp->has_hue ? gather_spans(f, rp, k, sp, nsp, D, M, 1, acc) : \
 				    gather_spans(f, rp, k, sp, nsp, D, M, 0, acc))
-	switch (rp->model) {
-	case MODEL_REYNOLDS:
-		if (f->dims == 2) GATHER(2, MODEL_REYNOLDS); else GATHER(3, MODEL_REYNOLDS);
-		break;
-	case MODEL_SIMPLE:
-		if (f->dims == 2) GATHER(2, MODEL_SIMPLE); else GATHER(3, MODEL_SIMPLE);
-		break;
-	case MODEL_VICSEK:
-		if (f->dims == 2) GATHER(2, MODEL_VICSEK); else GATHER(3, MODEL_VICSEK);
-		break;
-	case MODEL_COUZIN:
-		if (f->dims == 2) GATHER(2, MODEL_COUZIN); else GATHER(3, MODEL_COUZIN);
-		break;
-	}
+
+typedef void gather_fn(const struct flock *f, const struct rules_params *rp, size_t k,
+		       const struct span *sp, int nsp, struct rules_acc *acc);
+
+static void gather_fast_base(const struct flock *f, const struct rules_params *rp, size_t k,
+			     const struct span *sp, int nsp, struct rules_acc *acc)
+{
+	GATHER_FAST_BODY;
+}
+
+#ifdef GRID_AVX512
+GRID_AVX512_TARGET
+static void gather_fast_avx512(const struct flock *f, const struct rules_params *rp, size_t k,
+			       const struct span *sp, int nsp, struct rules_acc *acc)
+{
+	GATHER_FAST_BODY;
+}
+#endif
 #undef GATHER
+#undef GATHER_FAST_BODY
+
+/* The loop this CPU runs (grid_simd). */
+static gather_fn *gather_fast = gather_fast_base;
+
+const char *grid_simd(void)
+{
+	static int chosen;
+
+	if (!chosen) {
+		const char *env = getenv("BOIDSIM_SIMD");
+
+		chosen = 1;
+#ifdef GRID_AVX512
+		__builtin_cpu_init();
+		if (!(env && strcmp(env, "baseline") == 0) &&
+		    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		    __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+		    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+		    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+		    __builtin_cpu_supports("fma"))
+			gather_fast = gather_fast_avx512;
+#else
+		(void)env;
+#endif
+	}
+	return gather_fast == gather_fast_base ? "baseline" : "avx512";
 }
 
 /* The general loop, with the minimum image taken pair by pair, over slot

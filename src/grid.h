@@ -52,6 +52,10 @@ struct grid {
 
 int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err);
 
+/* Which compiled neighbour loop runs: "avx512" or "baseline" (chosen once,
+ * from the CPU and BOIDSIM_SIMD; both give the same bits). */
+const char *grid_simd(void);
+
 /* The largest interaction radius of a scenario, with the slack. */
 double grid_radius(const struct scenario *sc);
 void grid_free(struct grid *g);

@@ -87,9 +87,11 @@ static void report_stats(const struct sim_stats *st, double total, double t_out)
 	double per = st->boid_steps ? 1.0 / (double)st->boid_steps : 0.0;
 
 	util_msg(UTIL_VERBOSE, "time %.3f s: grid build %.3f s, neighbours and update %.3f s, "
-		 "output %.3f s, other %.3f s; %.3g boid-steps/s; %.1f candidates per boid-step",
+		 "output %.3f s, other %.3f s; %.3g boid-steps/s; %.1f candidates per boid-step; "
+		 "%s neighbour loop",
 		 total, st->t_grid, st->t_step, t_out, total - st->t_grid - st->t_step - t_out,
-		 total > 0 ? (double)st->boid_steps / total : 0.0, (double)st->candidates * per);
+		 total > 0 ? (double)st->boid_steps / total : 0.0, (double)st->candidates * per,
+		 grid_simd());
 }
 
 static void progress(uint64_t step, uint64_t steps, size_t n, double t0, int done)
