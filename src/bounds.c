@@ -27,7 +27,7 @@ void bounds_init(struct bounds *b, const struct scenario *sc)
 	}
 }
 
-static float wrap1(const struct bounds *b, int d, double p)
+float bounds_wrap1(const struct bounds *b, int d, double p)
 {
 	float f;
 
@@ -46,7 +46,7 @@ static float wrap1(const struct bounds *b, int d, double p)
 float bounds_place(const struct bounds *b, int d, double p)
 {
 	if (b->mode == BOUNDS_WRAP)
-		return wrap1(b, d, p);
+		return bounds_wrap1(b, d, p);
 	if (p < b->lo[d])
 		p = b->lo[d];
 	if (p > b->hi[d])
@@ -61,7 +61,7 @@ void bounds_apply(const struct bounds *b, double pos[3], float vel[3])
 	switch (b->mode) {
 	case BOUNDS_WRAP:
 		for (d = 0; d < b->dims; d++)
-			pos[d] = wrap1(b, d, pos[d]);
+			pos[d] = bounds_wrap1(b, d, pos[d]);
 		break;
 	case BOUNDS_REFLECT:
 		/* Mirror the overshoot back into the box; a move longer than the

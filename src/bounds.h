@@ -33,6 +33,9 @@ static inline float bounds_min_image(const struct bounds *b, int d, float delta)
 	return delta;
 }
 
+/* Under wrap: coordinate p of axis d brought into [lo, hi), in binary32. */
+float bounds_wrap1(const struct bounds *b, int d, double p);
+
 /* After a move: wrap positions around the torus, or reflect them (and the
  * velocity component) off the walls; steer and none leave them alone. */
 void bounds_apply(const struct bounds *b, double pos[3], float vel[3]);

@@ -391,6 +391,23 @@ static inline float pair_delta(const struct rules_params *rp, const struct flock
 	return d2;
 }
 
+/* Whether finish_boids takes four boids at a time (grid_simd: with the
+ * AVX-512 neighbour loop only). */
+static int use_update4;
+
+static inline void finish_hue(const struct flock *f, const struct rules_params *rp,
+			      const struct rules_acc *acc, size_t k)
+{
+	if (rp->has_hue) {
+		const float u[2] = {f->hue[0][k], f->hue[1][k]};
+		float uo[2];
+
+		rules_hue_update(rp, acc, u, uo);
+		f->hue_next[0][k] = uo[0];
+		f->hue_next[1][k] = uo[1];
+	}
+}
+
 static inline void finish_boid(const struct flock *f, const struct rules_params *rp,
 			       const struct rules_acc *acc, size_t k, uint64_t step)
 {
@@ -406,14 +423,26 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 		f->pos_next[d][k] = po[d];
 		f->vel_next[d][k] = vo[d];
 	}
-	if (rp->has_hue) {
-		const float u[2] = {f->hue[0][k], f->hue[1][k]};
-		float uo[2];
+	finish_hue(f, rp, acc, k);
+}
 
-		rules_hue_update(rp, acc, u, uo);
-		f->hue_next[0][k] = uo[0];
-		f->hue_next[1][k] = uo[1];
+/* The boids of slots k .. k+nb-1 (nb <= 4), their neighbourhoods in acc:
+ * four at a time where the AVX-512 loop runs and rules_update4 applies,
+ * else one by one. */
+static inline void finish_boids(const struct flock *f, const struct rules_params *rp,
+				const struct rules_acc acc[4], int nb, size_t k, uint64_t step)
+{
+	int b;
+
+	if (use_update4 && rules_update4(rp, acc, nb, k, (const float *const *)f->pos,
+					 (const float *const *)f->vel, f->pos_next,
+					 f->vel_next)) {
+		for (b = 0; b < nb; b++)
+			finish_hue(f, rp, &acc[b], k + (size_t)b);
+		return;
 	}
+	for (b = 0; b < nb; b++)
+		finish_boid(f, rp, &acc[b], k + (size_t)b, step);
 }
 
 /* A run of consecutive slots of the stencil, with the periodic correction
@@ -621,7 +650,10 @@ const char *grid_simd(void)
 		    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
 		    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
 		    __builtin_cpu_supports("fma"))
+		{
 			gather_fast = gather_fast_avx512;
+			use_update4 = 1;
+		}
 #else
 		(void)env;
 #endif
@@ -702,14 +734,17 @@ uint64_t grid_step(const struct grid *g, const struct flock *f,
 			candidates += (uint64_t)here * (sp[s].end - sp[s].start);
 		for (s = 0; s < ns; s++)
 			candidates += (uint64_t)here * (en[s] - st[s]);
-		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
-			struct rules_acc acc;
+		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k += 4) {
+			struct rules_acc acc[4];
+			int nb = g->cell_start[c + 1] - k < 4 ? (int)(g->cell_start[c + 1] - k) : 4, b;
 
-			if (nsp < 0)
-				gather_ranges(f, rp, k, st, en, ns, &acc);
-			else
-				gather_fast(f, rp, k, sp, nsp, &acc);
-			finish_boid(f, rp, &acc, k, step);
+			for (b = 0; b < nb; b++) {
+				if (nsp < 0)
+					gather_ranges(f, rp, k + (size_t)b, st, en, ns, &acc[b]);
+				else
+					gather_fast(f, rp, k + (size_t)b, sp, nsp, &acc[b]);
+			}
+			finish_boids(f, rp, acc, nb, k, step);
 		}
 	}
 	return candidates;
