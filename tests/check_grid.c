@@ -229,47 +229,83 @@ static double worst_position_diff(const struct scenario *sc, float *const fa[],
 	return worst;
 }
 
+/* One scenario run twice, on the grid (a) and by brute force (b), with
+ * frame buffers for each: nf float arrays, ids and groups, of room for
+ * the most agents a frame can hold. */
+struct versus {
+	struct scenario sc;
+	struct sim a, b;
+	float *fa[FLOCK_FIELDS_MAX], *fb[FLOCK_FIELDS_MAX];
+	uint32_t *ia, *ib, *ga, *gb;
+	int nf;
+};
+
+static void versus_init(struct versus *v, const char *text, int nf)
+{
+	struct util_err err;
+	size_t cap;
+	int d;
+
+	memset(v, 0, sizeof *v);
+	load_ok(text, &v->sc);
+	ck_assert_int_eq(sim_init(&v->a, &v->sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&v->b, &v->sc, SIM_BRUTE, &err), 0);
+	cap = (size_t)sim_frame_capacity(&v->sc);
+	v->nf = nf;
+	for (d = 0; d < nf; d++) {
+		v->fa[d] = malloc(cap * sizeof(float));
+		v->fb[d] = malloc(cap * sizeof(float));
+	}
+	v->ia = malloc(cap * sizeof *v->ia);
+	v->ib = malloc(cap * sizeof *v->ib);
+	v->ga = malloc(cap * sizeof *v->ga);
+	v->gb = malloc(cap * sizeof *v->gb);
+}
+
+static void versus_step(struct versus *v)
+{
+	sim_step(&v->a);
+	sim_step(&v->b);
+}
+
+static void versus_free(struct versus *v)
+{
+	int d;
+
+	for (d = 0; d < v->nf; d++) {
+		free(v->fa[d]);
+		free(v->fb[d]);
+	}
+	free(v->ia);
+	free(v->ib);
+	free(v->ga);
+	free(v->gb);
+	sim_free(&v->a);
+	sim_free(&v->b);
+	scenario_free(&v->sc);
+}
+
 /* Grid and brute-force runs agree to rounding (both in id order). */
 START_TEST(test_trajectories_agree)
 {
 	char text[1024];
-	int dims = 2 + _i / 4, d;
-	struct scenario sc;
-	struct sim a, b;
-	struct util_err err;
-	float *fa[FLOCK_FIELDS_MAX], *fb[FLOCK_FIELDS_MAX];
-	double worst = 0, side;
-	size_t n;
-	uint64_t s;
+	int dims = 2 + _i / 4;
+	struct versus v;
+	double worst, side = 20.0 * (dims == 2 ? 0.75 : 0.5);
+	int s;
 
 	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0, dims == 2 ?
 		      ", \"target\": {\"position\": [10, 5]}, \"speed\": {\"min\": 0.1}" :
 		      ", \"target\": {\"position\": [10, 5, 5]}, \"speed\": {\"min\": 0.1}");
-	load_ok(text, &sc);
-	side = 20.0 * (dims == 2 ? 0.75 : 0.5);
-	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
-	n = a.flock.n;
-	for (d = 0; d < 2 * dims; d++) {
-		fa[d] = malloc(n * sizeof(float));
-		fb[d] = malloc(n * sizeof(float));
-	}
-	for (s = 0; s < GRID_BRUTE_STEPS; s++) {
-		sim_step(&a);
-		sim_step(&b);
-	}
-	flock_to_id_order(&a.flock, fa);
-	flock_to_id_order(&b.flock, fb);
-	worst = worst_position_diff(&sc, fa, fb, n);
+	versus_init(&v, text, 2 * dims);
+	for (s = 0; s < GRID_BRUTE_STEPS; s++)
+		versus_step(&v);
+	flock_to_id_order(&v.a.flock, v.fa);
+	flock_to_id_order(&v.b.flock, v.fb);
+	worst = worst_position_diff(&v.sc, v.fa, v.fb, v.a.flock.n);
 	ck_assert_msg(worst <= GRID_BRUTE_TOL * side, "%s %dD: grid and brute differ by %g",
 		      MODES[_i % 4], dims, worst);
-	for (d = 0; d < 2 * dims; d++) {
-		free(fa[d]);
-		free(fb[d]);
-	}
-	sim_free(&a);
-	sim_free(&b);
-	scenario_free(&sc);
+	versus_free(&v);
 }
 END_TEST
 
@@ -280,46 +316,30 @@ START_TEST(test_hue_agrees)
 {
 	char text[1024];
 	int dims = 2 + _i / 4;
-	struct scenario sc;
-	struct sim a, b;
-	struct util_err err;
-	float *fa[FLOCK_FIELDS_MAX] = {0}, *fb[FLOCK_FIELDS_MAX] = {0};
+	struct versus v;
 	double worst[2] = {0, 0};
-	size_t k, n;
+	size_t k;
 	int d, t;
 
 	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0,
 		      ", \"speed\": {\"min\": 0.1}, \"hue\": {\"weight\": 0.5}");
-	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
-	n = a.flock.n;
-	for (d = 0; d < 2; d++) {
-		fa[d] = malloc(n * sizeof(float));
-		fb[d] = malloc(n * sizeof(float));
-	}
+	versus_init(&v, text, 2);
 	for (t = 1; t <= GRID_BRUTE_STEPS; t++) {
-		sim_step(&a);
-		sim_step(&b);
+		versus_step(&v);
 		if (t != 1 && t != GRID_BRUTE_STEPS)
 			continue;
-		flock_hue_to_id_order(&a.flock, fa);
-		flock_hue_to_id_order(&b.flock, fb);
+		flock_hue_to_id_order(&v.a.flock, v.fa);
+		flock_hue_to_id_order(&v.b.flock, v.fb);
 		for (d = 0; d < 2; d++)
-			for (k = 0; k < n; k++)
-				worst[t != 1] = fmax(worst[t != 1], fabs((double)fa[d][k] - fb[d][k]));
+			for (k = 0; k < v.a.flock.n; k++)
+				worst[t != 1] = fmax(worst[t != 1],
+						     fabs((double)v.fa[d][k] - v.fb[d][k]));
 	}
 	ck_assert_msg(worst[0] <= 1e-6, "%s %dD: hues differ by %g after one step",
 		      MODES[_i % 4], dims, worst[0]);
 	ck_assert_msg(worst[1] <= 1e-4, "%s %dD: hues differ by %g after %d steps",
 		      MODES[_i % 4], dims, worst[1], GRID_BRUTE_STEPS);
-	for (d = 0; d < 2; d++) {
-		free(fa[d]);
-		free(fb[d]);
-	}
-	sim_free(&a);
-	sim_free(&b);
-	scenario_free(&sc);
+	versus_free(&v);
 }
 END_TEST
 
@@ -330,14 +350,11 @@ END_TEST
 START_TEST(test_agents_agree)
 {
 	char text[1400];
-	int dims = 2 + _i / 4, d, t;
-	struct scenario sc;
-	struct sim a, b;
+	int dims = 2 + _i / 4, t;
+	struct versus v;
 	struct util_err err;
-	float *fa[FLOCK_FIELDS_MAX] = {0}, *fb[FLOCK_FIELDS_MAX] = {0};
-	uint32_t *ia, *ib, *ga, *gb;
 	double worst = 0, side = 20.0 * (dims == 2 ? 0.75 : 0.5);
-	size_t na = 0, nb = 0, cap;
+	size_t na = 0, nb = 0;
 
 	scenario_text(text, sizeof text, dims, 800, MODES[_i % 4], 3.0, 20.0,
 		      ", \"speed\": {\"min\": 0.1}, \"weights\": {\"flee\": 3},"
@@ -355,49 +372,27 @@ START_TEST(test_agents_agree)
 		memmove(p + 6, p + 9, strlen(p + 9) + 1);
 		memcpy(p, "[8, 8]", 6);
 	}
-	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
-	cap = (size_t)sim_frame_capacity(&sc);
-	for (d = 0; d < 2 * dims; d++) {
-		fa[d] = malloc(cap * sizeof(float));
-		fb[d] = malloc(cap * sizeof(float));
-	}
-	ia = malloc(cap * sizeof *ia);
-	ib = malloc(cap * sizeof *ib);
-	ga = malloc(cap * sizeof *ga);
-	gb = malloc(cap * sizeof *gb);
+	versus_init(&v, text, 2 * dims);
 	for (t = 1; t <= GRID_BRUTE_STEPS; t++) {
-		sim_step(&a);
-		sim_step(&b);
-		ck_assert_msg(sim_check(&a, &err) == 0, "%s", err.msg);
-		na = sim_frame(&a, fa, ia, ga);
-		nb = sim_frame(&b, fb, ib, gb);
+		versus_step(&v);
+		ck_assert_msg(sim_check(&v.a, &err) == 0, "%s", err.msg);
+		na = sim_frame(&v.a, v.fa, v.ia, v.ga);
+		nb = sim_frame(&v.b, v.fb, v.ib, v.gb);
 		ck_assert_uint_eq(na, nb);
-		ck_assert(memcmp(ia, ib, na * sizeof *ia) == 0 &&
-			  memcmp(ga, gb, na * sizeof *ga) == 0);
+		ck_assert(memcmp(v.ia, v.ib, na * sizeof *v.ia) == 0 &&
+			  memcmp(v.ga, v.gb, na * sizeof *v.ga) == 0);
 		/* Values after the events; later, a boid on the edge of a
 		 * predator's flight radius in one run and not the other can
 		 * make a difference of a step's steering force. */
 		if (t == 2)
-			worst = worst_position_diff(&sc, fa, fb, na);
+			worst = worst_position_diff(&v.sc, v.fa, v.fb, na);
 	}
 	/* the schedule acted: 800 + 40 - 30, less some in the region, + 3 */
 	ck_assert_msg(na < 813 && na > 600, "%zu agents", na);
-	ck_assert(ga[na - 1] == 1 && ga[na - 4] == 0);
+	ck_assert(v.ga[na - 1] == 1 && v.ga[na - 4] == 0);
 	ck_assert_msg(worst <= GRID_BRUTE_TOL * side, "%s %dD: grid and brute differ by %g",
 		      MODES[_i % 4], dims, worst);
-	for (d = 0; d < 2 * dims; d++) {
-		free(fa[d]);
-		free(fb[d]);
-	}
-	free(ia);
-	free(ib);
-	free(ga);
-	free(gb);
-	sim_free(&a);
-	sim_free(&b);
-	scenario_free(&sc);
+	versus_free(&v);
 }
 END_TEST
 
