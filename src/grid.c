@@ -391,9 +391,9 @@ static inline float pair_delta(const struct rules_params *rp, const struct flock
 	return d2;
 }
 
-/* Whether finish_boids takes four boids at a time (grid_simd: with the
- * AVX-512 neighbour loop only). */
-static int use_update4;
+/* Whether finish_boids takes RULES_BATCH boids at a time (grid_simd:
+ * with the AVX-512 neighbour loop only). */
+static int use_update_batch;
 
 static inline void finish_hue(const struct flock *f, const struct rules_params *rp,
 			      const struct rules_acc *acc, size_t k)
@@ -426,17 +426,18 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 	finish_hue(f, rp, acc, k);
 }
 
-/* The boids of slots k .. k+nb-1 (nb <= 4), their neighbourhoods in acc:
- * four at a time where the AVX-512 loop runs and rules_update4 applies,
- * else one by one. */
+/* The boids of slots k .. k+nb-1 (nb <= RULES_BATCH), their
+ * neighbourhoods in acc: together where the AVX-512 loop runs and
+ * rules_update_batch applies, else one by one. */
 static inline void finish_boids(const struct flock *f, const struct rules_params *rp,
-				const struct rules_acc acc[4], int nb, size_t k, uint64_t step)
+				const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+				uint64_t step)
 {
 	int b;
 
-	if (use_update4 && rules_update4(rp, acc, nb, k, (const float *const *)f->pos,
-					 (const float *const *)f->vel, f->pos_next,
-					 f->vel_next)) {
+	if (use_update_batch &&
+	    rules_update_batch(rp, acc, nb, k, (const float *const *)f->pos,
+			       (const float *const *)f->vel, f->pos_next, f->vel_next)) {
 		for (b = 0; b < nb; b++)
 			finish_hue(f, rp, &acc[b], k + (size_t)b);
 		return;
@@ -652,7 +653,7 @@ const char *grid_simd(void)
 		    __builtin_cpu_supports("fma"))
 		{
 			gather_fast = gather_fast_avx512;
-			use_update4 = 1;
+			use_update_batch = 1;
 		}
 #else
 		(void)env;
@@ -710,42 +711,58 @@ static void gather_ranges(const struct flock *f, const struct rules_params *rp, 
 	rules_lanes_reduce(&ln, f->dims, rp->has_hue, acc);
 }
 
+/* Cells per unit of work handed to a thread. */
+#define GRID_CHUNK 16
+
 uint64_t grid_step(const struct grid *g, const struct flock *f,
 		   const struct rules_params *rp, uint64_t step)
 {
-	const size_t ncells = g->ncells;
+	const size_t nchunks = (g->ncells + GRID_CHUNK - 1) / GRID_CHUNK;
 	uint64_t candidates = 0; /* an integer sum: exact in any order */
-	size_t c;
+	size_t ch;
 
-	#pragma omp parallel for schedule(dynamic, 16) reduction(+:candidates) \
+	#pragma omp parallel for schedule(dynamic, 1) reduction(+:candidates) \
 		if (f->n >= util_parallel_min)
-	for (c = 0; c < ncells; c++) {
-		struct span sp[GRID_STENCIL_MAX];
-		uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
-		size_t k, here = g->cell_start[c + 1] - g->cell_start[c];
-		int nsp, s, ns = 0;
+	for (ch = 0; ch < nchunks; ch++) {
+		const size_t c1 = ch * GRID_CHUNK + GRID_CHUNK < g->ncells ?
+				  ch * GRID_CHUNK + GRID_CHUNK : g->ncells;
+		/* The slots of a chunk's cells are consecutive, so its boids are
+		 * updated RULES_BATCH at a time across cell boundaries: the
+		 * batch's square roots and divisions, which bound the update by
+		 * their latency, then overlap. */
+		struct rules_acc acc[RULES_BATCH];
+		size_t c, k0 = g->cell_start[ch * GRID_CHUNK];
+		int nb = 0;
 
-		if (here == 0)
-			continue;
-		nsp = spans(g, rp, c, sp);
-		if (nsp < 0)
-			ns = stencil(g, c, st, en);
-		for (s = 0; s < nsp; s++)
-			candidates += (uint64_t)here * (sp[s].end - sp[s].start);
-		for (s = 0; s < ns; s++)
-			candidates += (uint64_t)here * (en[s] - st[s]);
-		for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k += 4) {
-			struct rules_acc acc[4];
-			int nb = g->cell_start[c + 1] - k < 4 ? (int)(g->cell_start[c + 1] - k) : 4, b;
+		for (c = ch * GRID_CHUNK; c < c1; c++) {
+			struct span sp[GRID_STENCIL_MAX];
+			uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
+			size_t k, here = g->cell_start[c + 1] - g->cell_start[c];
+			int nsp, s, ns = 0;
 
-			for (b = 0; b < nb; b++) {
+			if (here == 0)
+				continue;
+			nsp = spans(g, rp, c, sp);
+			if (nsp < 0)
+				ns = stencil(g, c, st, en);
+			for (s = 0; s < nsp; s++)
+				candidates += (uint64_t)here * (sp[s].end - sp[s].start);
+			for (s = 0; s < ns; s++)
+				candidates += (uint64_t)here * (en[s] - st[s]);
+			for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
 				if (nsp < 0)
-					gather_ranges(f, rp, k + (size_t)b, st, en, ns, &acc[b]);
+					gather_ranges(f, rp, k, st, en, ns, &acc[nb]);
 				else
-					gather_fast(f, rp, k + (size_t)b, sp, nsp, &acc[b]);
+					gather_fast(f, rp, k, sp, nsp, &acc[nb]);
+				if (++nb == RULES_BATCH) {
+					finish_boids(f, rp, acc, nb, k0, step);
+					k0 += (size_t)nb;
+					nb = 0;
+				}
 			}
-			finish_boids(f, rp, acc, nb, k, step);
 		}
+		if (nb > 0)
+			finish_boids(f, rp, acc, nb, k0, step);
 	}
 	return candidates;
 }

@@ -53,9 +53,9 @@ struct rules_params {
 	double r_flee, w_flee;
 	/* The common case of Reynolds' model (uniform speeds, no target,
 	 * walls, obstacles, attractors or turn limit; wrap or no bounds), which
-	 * rules_update4 does four boids at a time; predators are checked at
-	 * the call, as they are set per step. */
-	int fast4;
+	 * rules_update_batch does RULES_BATCH boids at a time; predators are
+	 * checked at the call, as they are set per step. */
+	int fast_batch;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;
@@ -124,15 +124,19 @@ void rules_set_step(struct rules_params *p, uint64_t step);
  * speed.min. */
 double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step);
 
-/* rules_update for nb (1 to 4) boids at slots k .. k+nb-1 of the arrays
- * at once, when p->fast4 and there are no predators: the same binary64
- * operations for each boid, in vectors of four, so the same bits (boid
- * ids and the step are not needed in this case). Compiled for AVX-512
- * only (on x86-64), where it pays: call it only where grid_simd() says
- * "avx512". Returns 0, having done nothing, when it does not apply. */
-int rules_update4(const struct rules_params *p, const struct rules_acc acc[4], int nb,
-		  size_t k, const float *const pos[3], const float *const vel[3],
-		  float *const pos_out[3], float *const vel_out[3]);
+/* Boids per call of rules_update_batch. */
+#define RULES_BATCH 8
+
+/* rules_update for nb (1 to RULES_BATCH) boids at slots k .. k+nb-1 of
+ * the arrays at once, when p->fast_batch and there are no predators: the
+ * same binary64 operations for each boid, in vectors of RULES_BATCH, so
+ * the same bits (boid ids and the step are not needed in this case).
+ * Compiled for AVX-512 only (on x86-64), where it pays: call it only where
+ * grid_simd() says "avx512". Returns 0, having done nothing, when it does
+ * not apply. */
+int rules_update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
+		       int nb, size_t k, const float *const pos[3], const float *const vel[3],
+		       float *const pos_out[3], float *const vel_out[3]);
 
 /* Scales v to unit length in binary64; returns 0 (v unchanged) when v is
  * zero. */
