@@ -85,34 +85,13 @@ struct rules_acc {
 
 typedef float rules_vf __attribute__((vector_size(4 * RULES_LANES)));
 typedef int32_t rules_vi __attribute__((vector_size(4 * RULES_LANES)));
+/* The lanes of two boids side by side (rules_lanes.h). */
+typedef float rules_vf_x2 __attribute__((vector_size(8 * RULES_LANES)));
+typedef int32_t rules_vi_x2 __attribute__((vector_size(8 * RULES_LANES)));
 
-/* Lanes of x where m is true (all bits set), +0 elsewhere. */
-#define rules_vsel(m, x) ((rules_vf)((rules_vi)(x) & (m)))
-
-/* RULES_LANES candidates j: d = p_j - p_i (minimum image) and d2 = |d|^2
- * in binary32, v = v_j; valid is false (0) for padding and for the boid
- * itself, true (-1) otherwise. In 2D, dz and vz are zero. hc and hs, the
- * hue vectors, are read only with a hue. */
-struct rules_cand {
-	rules_vi valid;
-	rules_vf dx, dy, dz, d2, vx, vy, vz;
-	rules_vf hc, hs;
-};
-
-struct rules_lanes {
-	rules_vf sep[3], ali[3], coh[3];
-	rules_vi n_sep, n_ali, n_coh; /* minus the counts (masks are -1) */
-	rules_vf hue[2];
-	rules_vi n_hue;
-};
-
-/* The boid whose neighbourhood is summed: its velocity, for the field of
- * view. */
-struct rules_self {
-	float vi[3], vi2;
-	int see_all;       /* all round, or standing still */
-	int front;         /* view cone of at most 180 degrees */
-};
+/* Lanes of float vector x where int vector m is true (all bits set), +0
+ * elsewhere. */
+#define rules_vsel(m, x) ((__typeof__(x))((__typeof__(m))(x) & (m)))
 
 void rules_params_init(struct rules_params *p, const struct scenario *sc);
 
@@ -161,161 +140,27 @@ static inline void rules_acc_init(struct rules_acc *a)
 	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, {0, 0}, 0};
 }
 
-static inline void rules_lanes_init(struct rules_lanes *a)
-{
-	memset(a, 0, sizeof *a);
-}
-
-static inline void rules_self_init(struct rules_self *s, const struct rules_params *p,
-				   const int dims, const float vel[3])
-{
-	int k;
-
-	s->vi[0] = s->vi[1] = s->vi[2] = 0.0f;
-	s->vi2 = 0.0f;
-	for (k = 0; k < dims; k++) {
-		s->vi[k] = vel[k];
-		s->vi2 += vel[k] * vel[k];
-	}
-	s->see_all = p->all_round || s->vi2 == 0.0f;
-	s->front = p->cos_half_view >= 0.0f;
-}
-
-/* Adds RULES_LANES candidates. Which sums a neighbour enters is the
- * model's (rules.c, section "Neighbours"). Every test is a mask and every
- * term a select: terms of unselected candidates (the direction of a
- * coincident boid, 1/0) are computed and discarded. hue (a constant in the
- * fast loops, so that without a hue nothing of it is compiled in) adds the
- * hue vectors of the neighbours seen within r_hue, whatever the model. */
-static inline __attribute__((always_inline)) void
-rules_lanes_add(struct rules_lanes *a, const struct rules_params *p,
-		const enum model_kind model, const int dims, const int hue,
-		const struct rules_cand *c, const struct rules_self *s)
-{
-	const rules_vf zero = {0};
-	const rules_vf dx = c->dx, dy = c->dy, dz = dims == 3 ? c->dz : zero, d2 = c->d2;
-	const rules_vf vx = c->vx, vy = c->vy, vz = dims == 3 ? c->vz : zero;
-	rules_vi valid = c->valid;
-	/* Field of view: the angle between v_i and d is at most view_angle/2,
-	 * that is dot >= |d||v_i| cos(view/2), squared to avoid two roots. */
-	if (model != MODEL_VICSEK && !s->see_all) {
-		rules_vf dot = dx * s->vi[0] + dy * s->vi[1];
-		rules_vf q, lim;
-
-		if (dims == 3)
-			dot = dot + dz * s->vi[2];
-		q = dot * dot;
-		lim = p->cos2_half_view * d2 * s->vi2;
-		valid &= s->front ? (dot >= 0.0f) & (q >= lim) : (dot >= 0.0f) | (q <= lim);
-	}
-	if (hue) {
-		const rules_vi mh = valid & (d2 <= p->r2_hue);
-
-		a->hue[0] += rules_vsel(mh, c->hc);
-		a->hue[1] += rules_vsel(mh, c->hs);
-		a->n_hue += mh;
-	}
-	switch (model) {
-	case MODEL_REYNOLDS:
-	case MODEL_SIMPLE: {
-		/* Reynolds (1987) section 4: separation along p_i - p_j weighted
-		 * by 1/|d| (so the sum of (p_i - p_j)/|d|^2), alignment averages
-		 * v_j, cohesion averages d. The pseudocode boids (simple) sum
-		 * p_i - p_j unweighted. */
-		const rules_vi ms = valid & (d2 <= p->r2_sep) &
-				    (model == MODEL_SIMPLE ? valid : d2 > 0.0f);
-		const rules_vi ma = valid & (d2 <= p->r2_ali), mc = valid & (d2 <= p->r2_coh);
-		const rules_vf w = model == MODEL_SIMPLE ? zero + 1.0f : 1.0f / d2;
-
-		a->sep[0] -= rules_vsel(ms, dx * w);
-		a->sep[1] -= rules_vsel(ms, dy * w);
-		a->ali[0] += rules_vsel(ma, vx);
-		a->ali[1] += rules_vsel(ma, vy);
-		a->coh[0] += rules_vsel(mc, dx);
-		a->coh[1] += rules_vsel(mc, dy);
-		if (dims == 3) {
-			a->sep[2] -= rules_vsel(ms, dz * w);
-			a->ali[2] += rules_vsel(ma, vz);
-			a->coh[2] += rules_vsel(mc, dz);
-		}
-		a->n_sep += ms;
-		a->n_ali += ma;
-		a->n_coh += mc;
-		break;
-	}
-	case MODEL_VICSEK:
-	case MODEL_COUZIN: {
-		/* Vicsek et al. (1995): the unit headings of all within r.
-		 * Couzin et al. (2002): three exclusive zones; repulsion and
-		 * attraction sum unit directions, orientation unit headings. */
-		rules_vf hv = zero + p->inv_speed, rd = zero;
-		rules_vi ma;
-		int l;
-
-		if (!p->uniform_speed) {
-			const rules_vf vn2 = vx * vx + vy * vy + vz * vz;
-
-			for (l = 0; l < RULES_LANES; l++)
-				hv[l] = sqrtf(vn2[l]);
-			hv = rules_vsel(vn2 > 0.0f, 1.0f / hv);
-		}
-		if (model == MODEL_VICSEK) {
-			ma = valid & (d2 <= p->r2_ali);
-		} else {
-			const rules_vi apart = valid & (d2 > 0.0f);
-			const rules_vi ms = apart & (d2 <= p->r2_sep);
-			const rules_vi mc = apart & (d2 > p->r2_ali) & (d2 > p->r2_sep) &
-					    (d2 <= p->r2_coh);
-
-			ma = apart & (d2 > p->r2_sep) & (d2 <= p->r2_ali);
-			for (l = 0; l < RULES_LANES; l++)
-				rd[l] = sqrtf(d2[l]);
-			rd = 1.0f / rd;
-			a->sep[0] += rules_vsel(ms, dx * rd);
-			a->sep[1] += rules_vsel(ms, dy * rd);
-			a->coh[0] += rules_vsel(mc, dx * rd);
-			a->coh[1] += rules_vsel(mc, dy * rd);
-			if (dims == 3) {
-				a->sep[2] += rules_vsel(ms, dz * rd);
-				a->coh[2] += rules_vsel(mc, dz * rd);
-			}
-			a->n_sep += ms;
-			a->n_coh += mc;
-		}
-		a->ali[0] += rules_vsel(ma, vx * hv);
-		a->ali[1] += rules_vsel(ma, vy * hv);
-		if (dims == 3)
-			a->ali[2] += rules_vsel(ma, vz * hv);
-		a->n_ali += ma;
-		break;
-	}
-	}
-}
-
-/* The lanes' sums into one, lane 0 first: a fixed order. */
-static inline void rules_lanes_reduce(const struct rules_lanes *a, const int dims,
-				      const int hue, struct rules_acc *acc)
-{
-	int k, l;
-
-	rules_acc_init(acc);
-	for (k = 0; k < dims; k++)
-		for (l = 0; l < RULES_LANES; l++) {
-			acc->sep[k] += a->sep[k][l];
-			acc->ali[k] += a->ali[k][l];
-			acc->coh[k] += a->coh[k][l];
-		}
-	for (l = 0; l < RULES_LANES; l++) {
-		acc->n_sep -= (uint32_t)a->n_sep[l];
-		acc->n_ali -= (uint32_t)a->n_ali[l];
-		acc->n_coh -= (uint32_t)a->n_coh[l];
-	}
-	for (l = 0; hue && l < RULES_LANES; l++) {
-		acc->hue[0] += a->hue[0][l];
-		acc->hue[1] += a->hue[1][l];
-		acc->n_hue -= (uint32_t)a->n_hue[l];
-	}
-}
+/* The lane sums for one boid (rules_cand, rules_lanes, rules_self,
+ * rules_lanes_add ...) and for two at a time (the same names ending in
+ * _x2): rules_lanes.h. */
+#define RL_BOIDS 1
+#define RL_VF rules_vf
+#define RL_VI rules_vi
+#define RL_(name) name
+#include "rules_lanes.h"
+#undef RL_BOIDS
+#undef RL_VF
+#undef RL_VI
+#undef RL_
+#define RL_BOIDS 2
+#define RL_VF rules_vf_x2
+#define RL_VI rules_vi_x2
+#define RL_(name) name##_x2
+#include "rules_lanes.h"
+#undef RL_BOIDS
+#undef RL_VF
+#undef RL_VI
+#undef RL_
 
 /* Adds one neighbour to a (for the tests and small loops): d, d2 and vj as
  * in rules_lane_add, vi and vi2 the boid's own velocity. */

@@ -396,6 +396,62 @@ START_TEST(test_agents_agree)
 }
 END_TEST
 
+/* A flock in one cell, whose one span starts at slot 0 as brute force's
+ * does: every candidate is in the same lane on the grid (where the AVX-512
+ * loop takes boids two at a time) and by brute force (one at a time), so
+ * one step gives the same bits. Two boids stand still, which makes them
+ * see all round, in pairs with boids that have a view cone. _i: dims x
+ * view angle x model; 3D with colour following. */
+START_TEST(test_pairs_exact)
+{
+	static const char *const MODELS[] = {"reynolds", "simple", "couzin", "vicsek"};
+	static const int VIEWS[] = {120, 300, 360};
+	char text[1024], extra[256];
+	const int dims = 2 + _i % 2;
+	struct versus v;
+	struct flock *fa, *fb;
+	uint32_t lcg = 12345;
+	size_t k, moved = 0;
+	int d;
+
+	snprintf(extra, sizeof extra,
+		 ", \"model\": \"%s\", \"view_angle\": %d, \"speed\": {\"min\": 0.1}%s",
+		 MODELS[_i / 6], VIEWS[_i / 2 % 3], dims == 3 ? ", \"hue\": {\"weight\": 0.5}" : "");
+	scenario_text(text, sizeof text, dims, 9, "none", 3.0, 20.0, extra);
+	versus_init(&v, text, 1);
+	fa = &v.a.flock;
+	fb = &v.b.flock;
+	for (k = 0; k < fa->n; k++) {
+		ck_assert_uint_eq(fa->id[k], fb->id[k]);
+		for (d = 0; d < dims; d++) {
+			lcg = lcg * 1664525u + 1013904223u;
+			fa->pos[d][k] = fb->pos[d][k] = 5.0f + (float)(lcg >> 8) * 0x1p-24f * 0.8f;
+			lcg = lcg * 1664525u + 1013904223u;
+			fa->vel[d][k] = fb->vel[d][k] =
+				k == 2 || k == 5 ? 0.0f : (float)(lcg >> 8) * 0x1p-24f - 0.5f;
+		}
+	}
+	versus_step(&v);
+	ck_assert_uint_eq(fa->n, fb->n);
+	for (k = 0; k < fa->n; k++) {
+		ck_assert_uint_eq(fa->id[k], fb->id[k]);
+		for (d = 0; d < dims; d++) {
+			ck_assert_msg(memcmp(&fa->pos[d][k], &fb->pos[d][k], sizeof(float)) == 0 &&
+				      memcmp(&fa->vel[d][k], &fb->vel[d][k], sizeof(float)) == 0,
+				      "%s %dD view %d: slot %zu axis %d: grid %a %a, brute %a %a",
+				      MODELS[_i / 6], dims, VIEWS[_i / 2 % 3], k, d,
+				      fa->pos[d][k], fa->vel[d][k], fb->pos[d][k], fb->vel[d][k]);
+			moved += fa->vel[d][k] != 0.0f;
+		}
+		if (dims == 3)
+			ck_assert(memcmp(&fa->hue[0][k], &fb->hue[0][k], sizeof(float)) == 0 &&
+				  memcmp(&fa->hue[1][k], &fb->hue[1][k], sizeof(float)) == 0);
+	}
+	ck_assert(moved > 0);
+	versus_free(&v);
+}
+END_TEST
+
 Suite *grid_suite(void)
 {
 	Suite *s = suite_create("grid");
@@ -411,6 +467,7 @@ Suite *grid_suite(void)
 	tcase_add_loop_test(tc, test_trajectories_agree, 0, 8);
 	tcase_add_loop_test(tc, test_hue_agrees, 0, 8);
 	tcase_add_loop_test(tc, test_agents_agree, 0, 8);
+	tcase_add_loop_test(tc, test_pairs_exact, 0, 24);
 	suite_add_tcase(s, tc);
 	return s;
 }
