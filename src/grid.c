@@ -170,15 +170,17 @@ static inline size_t cell_of_slot(const struct grid *g, const struct flock *f, s
  * cell are already in order, so the final gap (insertion sort) is nearly
  * linear; the larger gaps (a Shell sort: Ciura's sequence, extended by
  * factors of 2.25) keep the dense cells of a clustered flock from going
- * quadratic. Ids are unique, so the result does not depend on the method. */
+ * quadratic; cells of at most 16, the common case, take the final gap
+ * alone. Ids are unique, so the result does not depend on the method. */
 static void sort_cell(uint32_t *k, size_t m, const uint32_t *id)
 {
 	static const size_t GAPS[] = {
 		5814680, 2584303, 1148579, 510479, 226880, 100836, 44816, 19918, 8852,
 		3934, 1750, 701, 301, 132, 57, 23, 10, 4, 1};
+	const size_t ngaps = sizeof GAPS / sizeof GAPS[0];
 	size_t gi, i, j;
 
-	for (gi = 0; gi < sizeof GAPS / sizeof GAPS[0]; gi++) {
+	for (gi = m <= 16 ? ngaps - 1 : 0; gi < ngaps; gi++) {
 		const size_t h = GAPS[gi];
 
 		for (i = h; i < m; i++) {
@@ -283,15 +285,34 @@ void grid_build(struct grid *g, struct flock *f)
 		for (c = 0; c < g->ncells; c++)
 			sort_cell(g->key + g->cell_start[c],
 				  g->cell_start[c + 1] - g->cell_start[c], f->id);
-		#pragma omp for schedule(static)
-		for (i = 0; i < n; i++) {
-			size_t src = g->key[i];
+		/* The arrays in locals, so that the stores, which could
+		 * alias struct flock, do not make the loop reload them. */
+		{
+			const uint32_t *restrict key = g->key, *restrict id = f->id;
+			uint32_t *restrict id_next = f->id_next;
+			const float *restrict p[3], *restrict v[3];
+			float *restrict pn[3], *restrict vn[3];
 
-			for (d = 0; d < dims; d++) {
-				f->pos_next[d][i] = f->pos[d][src];
-				f->vel_next[d][i] = f->vel[d][src];
+			for (d = 0; d < 3; d++) {
+				p[d] = f->pos[d < dims ? d : 0];
+				v[d] = f->vel[d < dims ? d : 0];
+				pn[d] = f->pos_next[d < dims ? d : 0];
+				vn[d] = f->vel_next[d < dims ? d : 0];
 			}
-			f->id_next[i] = f->id[src];
+			#pragma omp for schedule(static)
+			for (i = 0; i < n; i++) {
+				const size_t src = key[i];
+
+				pn[0][i] = p[0][src];
+				pn[1][i] = p[1][src];
+				vn[0][i] = v[0][src];
+				vn[1][i] = v[1][src];
+				if (dims == 3) {
+					pn[2][i] = p[2][src];
+					vn[2][i] = v[2][src];
+				}
+				id_next[i] = id[src];
+			}
 		}
 		/* A loop of its own, so the loop above is the same without. */
 		if (f->has_hue) {
