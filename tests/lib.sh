@@ -12,3 +12,18 @@ not_ok() { TAP_N=$((TAP_N + 1)); TAP_FAILED=$((TAP_FAILED + 1)); echo "not ok $T
 check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
 diag() { printf '# %s\n' "$@"; }
 finish() { echo "1..$TAP_N"; [ "$TAP_FAILED" -eq 0 ]; }
+# wait_for PATTERN: returns once a file matching the shell pattern exists
+# and is not empty, or after two minutes. For killing a run in progress: a
+# fixed sleep is too short on a loaded machine (or under the sanitizers)
+# and lets a fast one finish.
+wait_for() {
+	_w=0
+	while test "$_w" -lt 6000; do
+		for _f in $1; do
+			test -s "$_f" && return 0
+		done
+		sleep 0.02
+		_w=$((_w + 1))
+	done
+	return 1
+}
