@@ -151,6 +151,11 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 				     const char *generator, const char *scenario_json,
 				     int level, double precision, struct util_err *err);
 
+/* Whether the writer stores a lossless chunk of len bytes instead of
+ * compressing it: its bytes look like noise (traj_write.c). Exposed for
+ * the tests. */
+int traj_chunk_is_noise(const unsigned char *in, size_t len);
+
 /* Tuning, before the first frame; for tests, which need many chunks and
  * short key-frame chains in small files. TRAJ_CHUNK_MIN <= bytes <=
  * TRAJ_CHUNK_MAX, interval >= 1; other values are ignored. */

@@ -1417,6 +1417,40 @@ START_TEST(test_agents_reader_refuses)
 }
 END_TEST
 
+/* The writer stores chunks of noise and compresses the rest: random
+ * bytes are noise; a plane of float exponents, a constant and half noise,
+ * half constant are not; fewer than 1024 samples never are. */
+START_TEST(test_noise_chunks)
+{
+	enum { LEN = 256 << 10 };
+	unsigned char *b = malloc(LEN);
+	uint32_t x = 2463534242u;
+	size_t i;
+
+	ck_assert_ptr_nonnull(b);
+	for (i = 0; i < LEN; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32 */
+		b[i] = (unsigned char)(x >> 24);
+	}
+	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 1);
+	ck_assert_int_eq(traj_chunk_is_noise(b, 16 * 1023), 0);
+	ck_assert_int_eq(traj_chunk_is_noise(b, 16 * 1024), 1);
+	memset(b, 0x41, LEN / 2);
+	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 0);
+	for (i = 0; i < LEN; i++) { /* top bytes of floats spread over [0, 1000) */
+		float f = (float)(i % 1000) + 0.5f;
+		uint32_t u;
+
+		memcpy(&u, &f, sizeof u);
+		b[i] = (unsigned char)(u >> 24);
+	}
+	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 0);
+	memset(b, 0, LEN);
+	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 0);
+	free(b);
+}
+END_TEST
+
 START_TEST(test_format_names)
 {
 	enum traj_format f;
@@ -1456,6 +1490,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_agents_empty_frames);
 	tcase_add_test(tc, test_agents_writer_refuses);
 	tcase_add_test(tc, test_agents_reader_refuses);
+	tcase_add_test(tc, test_noise_chunks);
 	suite_add_tcase(s, tc);
 	return s;
 }
