@@ -44,7 +44,8 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 	if (!(g->cell_start = util_alloc_raw(g->max_cells + 1, sizeof(uint32_t), err)) ||
 	    !(g->key = util_alloc(n, sizeof(uint32_t), err)) ||
 	    !(g->hist = util_alloc_raw(g->max_cells, sizeof(uint32_t) * (size_t)g->threads,
-				       err))) {
+				       err)) ||
+	    !(g->part = util_alloc((size_t)g->threads + 1, sizeof(uint32_t), err))) {
 		grid_free(g);
 		return -1;
 	}
@@ -61,6 +62,7 @@ void grid_free(struct grid *g)
 	util_free(g->cell_start);
 	util_free(g->key);
 	util_free(g->hist);
+	util_free(g->part);
 	memset(g, 0, sizeof *g);
 }
 
@@ -256,13 +258,30 @@ void grid_build(struct grid *g, struct flock *f)
 			if (!redo)
 				break;
 		}
-		#pragma omp single
+		/* The exclusive scan of the counts, cell by cell and within a
+		 * cell thread by thread, in parallel: each thread sums its block
+		 * of cells, one thread scans the blocks' sums, and each thread
+		 * scans its block from there. Integers: the same in any order. */
 		{
 			const size_t nc = g->ncells;
+			const size_t c0 = nc * (size_t)t / (size_t)nt;
+			const size_t c1 = nc * (size_t)(t + 1) / (size_t)nt;
 			uint32_t start = 0;
 			int tt;
 
-			for (c = 0; c < nc; c++) {
+			for (c = c0; c < c1; c++)
+				for (tt = 0; tt < nt; tt++)
+					start += g->hist[(size_t)tt * nc + c];
+			g->part[t + 1] = start;
+			#pragma omp barrier
+			#pragma omp single
+			{
+				g->part[0] = 0;
+				for (tt = 0; tt < nt; tt++)
+					g->part[tt + 1] += g->part[tt];
+			}
+			start = g->part[t];
+			for (c = c0; c < c1; c++) {
 				g->cell_start[c] = start;
 				for (tt = 0; tt < nt; tt++) {
 					uint32_t cnt = g->hist[(size_t)tt * nc + c];
@@ -271,7 +290,9 @@ void grid_build(struct grid *g, struct flock *f)
 					start += cnt;
 				}
 			}
-			g->cell_start[nc] = start;
+			if (t == nt - 1)
+				g->cell_start[nc] = start;
+			#pragma omp barrier
 		}
 		/* The cell again rather than stored: cheaper than 4 bytes per boid
 		 * of memory traffic. */

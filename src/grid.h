@@ -47,6 +47,7 @@ struct grid {
 	uint32_t *cell_start;    /* max_cells + 1 */
 	uint32_t *key;           /* per slot of the new order: the previous slot */
 	uint32_t *hist;          /* threads x max_cells counts */
+	uint32_t *part;          /* threads + 1: each thread's share of the boids, for the scan */
 	int threads;
 };
 
