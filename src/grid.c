@@ -848,30 +848,41 @@ static void gather_ranges(const struct flock *f, const struct rules_params *rp, 
 	rules_lanes_reduce(&ln, f->dims, rp->has_hue, acc);
 }
 
-/* Cells per unit of work handed to a thread. */
-#define GRID_CHUNK 16
+/* Cells per unit of work handed to a thread: about 8 units per thread,
+ * from 16 to 1024 cells. Large units keep a thread's cells, and the rows
+ * around them it reads, together in its cache: measured, 2D and 3D 1M on
+ * two threads, neighbours and update 0.60 and 1.29 s with units of 16
+ * cells, 0.55 and 1.19 s with 1024. Results do not depend on the units
+ * (each boid's sums and update are its own). */
+static size_t chunk_cells(const struct grid *g)
+{
+	size_t c = g->ncells / ((size_t)g->threads * 8);
+
+	return c < 16 ? 16 : c > 1024 ? 1024 : c;
+}
 
 uint64_t grid_step(const struct grid *g, const struct flock *f,
 		   const struct rules_params *rp, uint64_t step)
 {
-	const size_t nchunks = (g->ncells + GRID_CHUNK - 1) / GRID_CHUNK;
+	const size_t chunk = chunk_cells(g);
+	const size_t nchunks = (g->ncells + chunk - 1) / chunk;
 	uint64_t candidates = 0; /* an integer sum: exact in any order */
 	size_t ch;
 
 	#pragma omp parallel for schedule(dynamic, 1) reduction(+:candidates) \
 		if (f->n >= util_parallel_min)
 	for (ch = 0; ch < nchunks; ch++) {
-		const size_t c1 = ch * GRID_CHUNK + GRID_CHUNK < g->ncells ?
-				  ch * GRID_CHUNK + GRID_CHUNK : g->ncells;
+		const size_t c1 = ch * chunk + chunk < g->ncells ?
+				  ch * chunk + chunk : g->ncells;
 		/* The slots of a chunk's cells are consecutive, so its boids are
 		 * updated RULES_BATCH at a time across cell boundaries: the
 		 * batch's square roots and divisions, which bound the update by
 		 * their latency, then overlap. */
 		struct rules_acc acc[RULES_BATCH + 1]; /* one over when a pair ends a batch */
-		size_t c, k0 = g->cell_start[ch * GRID_CHUNK];
+		size_t c, k0 = g->cell_start[ch * chunk];
 		int nb = 0;
 
-		for (c = ch * GRID_CHUNK; c < c1; c++) {
+		for (c = ch * chunk; c < c1; c++) {
 			struct span sp[GRID_STENCIL_MAX];
 			uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
 			size_t k, here = g->cell_start[c + 1] - g->cell_start[c];
