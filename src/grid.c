@@ -511,8 +511,9 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 {
 	const int reach = g->reach;
 	uint32_t cell[3][2 * GRID_REACH_MAX + 1], cc[3];
-	float corr[3][2 * GRID_REACH_MAX + 1];
-	int cnt[3], d, a, b, e, o, m = 0;
+	uint32_t run_first[2 * GRID_REACH_MAX + 1], run_last[2 * GRID_REACH_MAX + 1];
+	float corr[3][2 * GRID_REACH_MAX + 1], run_corr[2 * GRID_REACH_MAX + 1];
+	int cnt[3], d, a, b, e, o, r, nrun = 0, m = 0;
 
 	cc[0] = (uint32_t)(c % g->n[0]);
 	cc[1] = (uint32_t)(c / g->n[0] % g->n[1]);
@@ -543,26 +544,31 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 			corr[d][cnt[d]++] = cr;
 		}
 	}
+	/* The x offsets as runs of consecutive cells with one correction (a
+	 * row that wraps has two); each row of the stencil is then one span
+	 * per run, from its first cell's start to its last cell's end, the
+	 * cells' slots being consecutive. */
+	for (e = 0; e < cnt[0]; e++) {
+		if (e > 0 && cell[0][e] == cell[0][e - 1] + 1 && corr[0][e] == corr[0][e - 1]) {
+			run_last[nrun - 1] = cell[0][e];
+			continue;
+		}
+		run_first[nrun] = run_last[nrun] = cell[0][e];
+		run_corr[nrun++] = corr[0][e];
+	}
 	for (a = 0; a < cnt[2]; a++)
-		for (b = 0; b < cnt[1]; b++)
-			for (e = 0; e < cnt[0]; e++) {
-				size_t cid = ((size_t)cell[2][a] * g->n[1] + cell[1][b]) * g->n[0] +
-					     cell[0][e];
-				uint32_t s0 = g->cell_start[cid], s1 = g->cell_start[cid + 1];
+		for (b = 0; b < cnt[1]; b++) {
+			const size_t row = ((size_t)cell[2][a] * g->n[1] + cell[1][b]) * g->n[0];
 
-				/* extend the previous run when this cell follows it */
-				if (m > 0 && e > 0 && cell[0][e] == cell[0][e - 1] + 1 &&
-				    corr[0][e] == corr[0][e - 1] && sp[m - 1].end == s0) {
-					sp[m - 1].end = s1;
-					continue;
-				}
-				sp[m].start = s0;
-				sp[m].end = s1;
-				sp[m].corr[0] = corr[0][e];
+			for (r = 0; r < nrun; r++) {
+				sp[m].start = g->cell_start[row + run_first[r]];
+				sp[m].end = g->cell_start[row + run_last[r] + 1];
+				sp[m].corr[0] = run_corr[r];
 				sp[m].corr[1] = corr[1][b];
 				sp[m].corr[2] = corr[2][a];
 				m++;
 			}
+		}
 	return m;
 }
 
