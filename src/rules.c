@@ -743,27 +743,35 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
  * scalar code is a select of both sides, each side the same IEEE
  * operations in the same order, so every lane gets the scalar bits.
  * Measured slower than the scalar code on baseline x86-64 (where the
- * vectors are split in two and the square roots are not vectorised), so
- * it exists only compiled for AVX-512. */
+ * vectors are split in four and the square roots are not vectorised), so
+ * it exists only compiled for AVX-512 and for AVX2. */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(target)
 #define RULES_AVX512 \
 	__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,bmi,bmi2,fma")))
+#define RULES_AVX2 __attribute__((target("avx2,bmi,bmi2,fma")))
 #endif
 #endif
 
 #ifdef RULES_AVX512
+/* The helpers below take and return vectors wider than the baseline ABI
+ * has registers for; they are always inlined into the targeted functions,
+ * so no call ever passes one, and gcc's note that the ABI would differ
+ * does not apply. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 typedef double rules_vd __attribute__((vector_size(8 * RULES_BATCH)));
 typedef int64_t rules_vl __attribute__((vector_size(8 * RULES_BATCH)));
 typedef float rules_vfb __attribute__((vector_size(4 * RULES_BATCH)));
 
-RULES_AVX512 static inline __attribute__((always_inline)) rules_vd
+static inline __attribute__((always_inline)) rules_vd
 vsel(rules_vl m, rules_vd a, rules_vd b)
 {
 	return (rules_vd)(((rules_vl)a & m) | ((rules_vl)b & ~m));
 }
 
-RULES_AVX512 static inline __attribute__((always_inline)) rules_vd vsqrt(rules_vd x)
+static inline __attribute__((always_inline)) rules_vd vsqrt(rules_vd x)
 {
 	rules_vd r;
 	int l;
@@ -774,7 +782,7 @@ RULES_AVX512 static inline __attribute__((always_inline)) rules_vd vsqrt(rules_v
 }
 
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
-RULES_AVX512 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 steer_batch(const struct rules_params *p, int dims, double w, rules_vl on,
        const rules_vd desired[3], const rules_vd vel[3], double smax, rules_vd acc[3])
 {
@@ -805,7 +813,7 @@ steer_batch(const struct rules_params *p, int dims, double w, rules_vl on,
 /* dims is a constant in each caller, so the loops over it unroll and
  * the vectors stay in registers (measured: this update took a third of
  * a 2D run's time with dims read at run time). */
-RULES_AVX512 static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) void
 update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH], int nb,
 	     size_t k,
 	const float *const pos[3], const float *const vel[3], float *const pos_out[3],
@@ -874,26 +882,50 @@ update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATC
 	}
 }
 
+#define UPDATE_BATCH_BODY                                                           \
+	do {                                                                        \
+		if (!p->fast_batch || p->n_pred > 0)                                \
+			return 0;                                                   \
+		if (p->dims == 2)                                                   \
+			update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2); \
+		else                                                                \
+			update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 3); \
+		return 1;                                                           \
+	} while (0)
+
 RULES_AVX512
-int rules_update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
-		       int nb, size_t k, const float *const pos[3], const float *const vel[3],
-		       float *const pos_out[3], float *const vel_out[3])
+int rules_update_batch_avx512(const struct rules_params *p,
+			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+			      const float *const pos[3], const float *const vel[3],
+			      float *const pos_out[3], float *const vel_out[3])
 {
-	if (!p->fast_batch || p->n_pred > 0)
-		return 0;
-	if (p->dims == 2)
-		update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
-	else
-		update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
-	return 1;
+	UPDATE_BATCH_BODY;
+}
+
+RULES_AVX2
+int rules_update_batch_avx2(const struct rules_params *p,
+			    const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+			    const float *const pos[3], const float *const vel[3],
+			    float *const pos_out[3], float *const vel_out[3])
+{
+	UPDATE_BATCH_BODY;
 }
 #else
-int rules_update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
-		       int nb, size_t k, const float *const pos[3], const float *const vel[3],
-		       float *const pos_out[3], float *const vel_out[3])
+int rules_update_batch_avx512(const struct rules_params *p,
+			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+			      const float *const pos[3], const float *const vel[3],
+			      float *const pos_out[3], float *const vel_out[3])
 {
 	(void)p, (void)acc, (void)nb, (void)k, (void)pos, (void)vel, (void)pos_out,
 		(void)vel_out;
 	return 0;
+}
+
+int rules_update_batch_avx2(const struct rules_params *p,
+			    const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+			    const float *const pos[3], const float *const vel[3],
+			    float *const pos_out[3], float *const vel_out[3])
+{
+	return rules_update_batch_avx512(p, acc, nb, k, pos, vel, pos_out, vel_out);
 }
 #endif

@@ -113,9 +113,14 @@ double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step);
  * Compiled for AVX-512 only (on x86-64), where it pays: call it only where
  * grid_simd() says "avx512". Returns 0, having done nothing, when it does
  * not apply. */
-int rules_update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
-		       int nb, size_t k, const float *const pos[3], const float *const vel[3],
-		       float *const pos_out[3], float *const vel_out[3]);
+int rules_update_batch_avx512(const struct rules_params *p,
+			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+			      const float *const pos[3], const float *const vel[3],
+			      float *const pos_out[3], float *const vel_out[3]);
+int rules_update_batch_avx2(const struct rules_params *p,
+			    const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+			    const float *const pos[3], const float *const vel[3],
+			    float *const pos_out[3], float *const vel_out[3]);
 
 /* Scales v to unit length in binary64; returns 0 (v unchanged) when v is
  * zero. */
