@@ -472,8 +472,8 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 }
 
 /* The boids of slots k .. k+nb-1 (nb <= RULES_BATCH), their
- * neighbourhoods in acc: together where the AVX-512 loop runs and
- * rules_update_batch applies, else one by one. */
+ * neighbourhoods in acc: together where grid_simd chose a batch update
+ * and it applies, else one by one. */
 static inline void finish_boids(const struct flock *f, const struct rules_params *rp,
 				const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
 				uint64_t step)
@@ -637,6 +637,16 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 	rules_lanes_reduce(&ln, DIMS, HUE, acc);
 }
 
+/* Pairs need __builtin_shufflevector (gcc 12, clang) to fill both halves
+ * of a vector from one load; without it the loops take one boid at a
+ * time. */
+#if defined(GRID_AVX512) && defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define GRID_PAIRS 1
+#endif
+#endif
+
+#ifdef GRID_PAIRS
 /* Two boids of one cell, slots k and k + 1, from their spans, as
  * gather_spans does each: the candidates are loaded once into both halves
  * of vectors of twice RULES_LANES lanes, and each half does the one-boid
@@ -654,7 +664,7 @@ gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
 	rules_vi_x2 lane, self;
 	struct rules_lanes_x2 ln;
 	struct rules_self_x2 sf;
-	_Static_assert(RULES_LANES == 4, "LOAD_X2's shuffle is written for 4 lanes");
+	_Static_assert(RULES_LANES == 4, "LOAD_X2 is written for 4 lanes");
 	float vel[6] = {vx[k], vy[k], vz[k], vx[k + 1], vy[k + 1], vz[k + 1]};
 	int s, l;
 
@@ -715,6 +725,7 @@ gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
 	}
 	rules_lanes_reduce_x2(&ln, DIMS, HUE, acc);
 }
+#endif
 
 /* One instance of the loop per dimension, model and hue, so that none of
  * them is tested inside it; and per instruction set (above). */
@@ -765,10 +776,12 @@ GATHER_FN(gather_fast_avx2, GRID_AVX2_TARGET)
  * slower; with AVX2 (16 registers of 8 floats) they pay, together with
  * the batch update: 2D 1M, one thread, neighbours and update 1.71 s
  * against 2.60 s for the AVX2 loop without them (2.75 s baseline). */
+#ifdef GRID_PAIRS
 #undef SPANS
 #define SPANS gather_spans_x2
 GATHER_FN(gather_pair_avx512, GRID_AVX512_TARGET)
 GATHER_FN(gather_pair_avx2, GRID_AVX2_TARGET)
+#endif
 #endif
 #undef SPANS
 #undef GATHER_FN
@@ -783,6 +796,7 @@ static gather_fn *gather_pair;
 const char *grid_simd(void)
 {
 	static int chosen;
+	static const char *simd_name = "baseline";
 
 	if (!chosen) {
 		const char *env = getenv("BOIDSIM_SIMD");
@@ -798,21 +812,26 @@ const char *grid_simd(void)
 		    __builtin_cpu_supports("fma"))
 		{
 			gather_fast = gather_fast_avx512;
+#ifdef GRID_PAIRS
 			gather_pair = gather_pair_avx512;
+#endif
 			update_batch = rules_update_batch_avx512;
+			simd_name = "avx512";
 		} else if (!(env && strcmp(env, "baseline") == 0) &&
 			   __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
 			   __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma")) {
 			gather_fast = gather_fast_avx2;
+#ifdef GRID_PAIRS
 			gather_pair = gather_pair_avx2;
+#endif
 			update_batch = rules_update_batch_avx2;
+			simd_name = "avx2";
 		}
 #else
 		(void)env;
 #endif
 	}
-	return gather_fast == gather_fast_base ? "baseline" :
-	       gather_fast == gather_fast_avx512 ? "avx512" : "avx2";
+	return simd_name;
 }
 
 /* The general loop, with the minimum image taken pair by pair, over slot

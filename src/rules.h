@@ -103,16 +103,16 @@ void rules_set_step(struct rules_params *p, uint64_t step);
  * speed.min. */
 double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step);
 
-/* Boids per call of rules_update_batch. */
+/* Boids per call of rules_update_batch_*. */
 #define RULES_BATCH 8
 
 /* rules_update for nb (1 to RULES_BATCH) boids at slots k .. k+nb-1 of
  * the arrays at once, when p->fast_batch and there are no predators: the
  * same binary64 operations for each boid, in vectors of RULES_BATCH, so
  * the same bits (boid ids and the step are not needed in this case).
- * Compiled for AVX-512 only (on x86-64), where it pays: call it only where
- * grid_simd() says "avx512". Returns 0, having done nothing, when it does
- * not apply. */
+ * Compiled for AVX-512 and for AVX2 (on x86-64), where it pays: call each
+ * only where grid_simd() says the processor has it. Returns 0, having done
+ * nothing, when it does not apply (and always off x86-64). */
 int rules_update_batch_avx512(const struct rules_params *p,
 			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
 			      const float *const pos[3], const float *const vel[3],
