@@ -9,11 +9,52 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int outfile_open(struct outfile *o, const char *path, struct util_err *err)
+int outfile_temp(const char *path, char **tmp, struct util_err *err)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	mode_t mask;
+	int fd;
+
+	*tmp = malloc(strlen(path) + 32);
+	if (*tmp == NULL) {
+		util_err_set(err, "out of memory");
+		return -1;
+	}
+	memcpy(*tmp, path, dirlen);
+	sprintf(*tmp + dirlen, ".%s.tmp.XXXXXX", path + dirlen);
+	fd = mkstemp(*tmp);
+	if (fd < 0) {
+		util_err_set(err, "%s: cannot create: %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	/* mkstemp makes 0600; give the file the mode a plain open would. */
+	mask = umask(0);
+	umask(mask);
+	(void)fchmod(fd, 0666 & ~mask);
+	return fd;
+}
+
+void outfile_sync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	int fd;
+
+	if (dir == NULL)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+int outfile_open(struct outfile *o, const char *path, struct util_err *err)
+{
 	struct stat st;
 	int fd;
 
@@ -34,21 +75,13 @@ int outfile_open(struct outfile *o, const char *path, struct util_err *err)
 		return 0;
 	}
 	o->path = strdup(path);
-	o->tmp = malloc(strlen(path) + 32);
-	if (o->path == NULL || o->tmp == NULL) {
+	if (o->path == NULL) {
 		util_err_set(err, "out of memory");
 		goto fail;
 	}
-	memcpy(o->tmp, path, dirlen);
-	sprintf(o->tmp + dirlen, ".%s.tmp.XXXXXX", path + dirlen);
-	fd = mkstemp(o->tmp);
-	if (fd < 0) {
-		util_err_set(err, "%s: cannot create: %s", path, strerror(errno));
+	fd = outfile_temp(path, &o->tmp, err);
+	if (fd < 0)
 		goto fail;
-	}
-	mask = umask(0);
-	umask(mask);
-	(void)fchmod(fd, 0666 & ~mask);
 	o->fp = fdopen(fd, "w");
 	if (o->fp == NULL) {
 		util_err_set(err, "%s: %s", path, strerror(errno));
@@ -104,6 +137,7 @@ int outfile_commit(struct outfile *o, struct util_err *err)
 	}
 	free(o->tmp);
 	o->tmp = NULL;
+	outfile_sync_dir(o->path);
 	rc = 0;
 out:
 	outfile_abort(o);

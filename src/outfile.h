@@ -24,4 +24,14 @@ int outfile_commit_partial(struct outfile *o, struct util_err *err);
 /* Close and remove the temporary file. Safe on a closed or zeroed o. */
 void outfile_abort(struct outfile *o);
 
+/* The steps every output file of boidsim shares (this one and the
+ * trajectory writer): creates PATH's temporary file, ".NAME.tmp.XXXXXX" in
+ * the same directory (so that the final rename is atomic), with the mode a
+ * plain open would give; returns its descriptor and sets *tmp (to free),
+ * or -1 with err set. */
+int outfile_temp(const char *path, char **tmp, struct util_err *err);
+/* After a rename into PATH's directory: makes the rename itself durable.
+ * A failure loses nothing already written, so it is not reported. */
+void outfile_sync_dir(const char *path);
+
 #endif

@@ -3,6 +3,7 @@
  * binary frames are transformed, cut into chunks and compressed in parallel. */
 #include "config.h"
 #include "traj.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,35 +160,6 @@ static int put(struct traj_writer *w, const void *p, size_t n, struct util_err *
 	return 0;
 }
 
-/* mkstemp in the target's directory, so the final rename is atomic. */
-static int open_temp(struct traj_writer *w, struct util_err *err)
-{
-	const char *slash = strrchr(w->path, '/');
-	size_t dirlen = slash ? (size_t)(slash - w->path) + 1 : 0;
-	const char *base = w->path + dirlen;
-	mode_t mask;
-	int fd;
-
-	w->tmp = malloc(strlen(w->path) + 32);
-	if (w->tmp == NULL) {
-		util_err_set(err, "out of memory");
-		return -1;
-	}
-	memcpy(w->tmp, w->path, dirlen);
-	sprintf(w->tmp + dirlen, ".%s.tmp.XXXXXX", base);
-	fd = mkstemp(w->tmp);
-	if (fd < 0) {
-		util_err_set(err, "%s: cannot create: %s", w->path, strerror(errno));
-		free(w->tmp);
-		w->tmp = NULL;
-		return -1;
-	}
-	/* mkstemp makes 0600; give the file the mode a plain open would. */
-	mask = umask(0);
-	umask(mask);
-	(void)fchmod(fd, 0666 & ~mask);
-	return fd;
-}
 
 static int write_bin_header(struct traj_writer *w, uint64_t seed, const char *gen,
 			    const char *json, struct util_err *err)
@@ -279,7 +251,7 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 			util_err_set(err, "%s: cannot open: %s", path, strerror(errno));
 			goto fail;
 		}
-	} else if ((fd = open_temp(w, err)) < 0) {
+	} else if ((fd = outfile_temp(w->path, &w->tmp, err)) < 0) {
 		goto fail;
 	}
 	if (fmt == TRAJ_CSV_GZ) {
@@ -891,23 +863,6 @@ int traj_write_frame_agents(struct traj_writer *w, uint64_t step,
 	return write_frame(w, step, fields, err);
 }
 
-/* Make the rename itself durable; failure here loses nothing already
- * written, so it is not an error. */
-static void sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	int fd;
-
-	if (dir == NULL)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
 
 /* The frame index, before the end record: for each frame its step, the
  * offset of its record, its codec and how far back its key frame is. */
@@ -1074,7 +1029,7 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 	}
 	free(w->tmp);
 	w->tmp = NULL;
-	sync_dir(w->path);
+	outfile_sync_dir(w->path);
 	rc = 0;
 out:
 	if (rc != 0) {
