@@ -1039,27 +1039,21 @@ class CsvTrajectory(_Trajectory):
         return (int(step), vals[:, :d].copy(), vals[:, d:2 * d].copy(),
                 vals[:, 2 * d].copy() if self.has_hue else None, ids, groups)
 
-    def _each_agents_frame(self):
-        """With agents: a frame is the run of rows with one step."""
+    def _read_frames(self, split, parse):
+        """Yields parse(lines, index) for each frame's rows, as split(f)
+        cuts the file after its header row into (rows, whole) per frame,
+        with the cut and damage handling both layouts share."""
         index = 0
         with self._open() as f:
             try:
                 f.readline()
-                lines, step = [], None
-                for line in f:
-                    s = line.split(",", 1)[0]
-                    if lines and s != step:
-                        yield self._parse_agents(lines, index)
-                        index += 1
-                        lines = []
-                    step = s
-                    lines.append(line)
-                # A missing final newline means the last number may be cut.
-                if lines and not lines[-1].endswith("\n"):
-                    self._cut("%s: file cut short in frame %d (%d complete frames)"
-                              % (self.path, index, index))
-                elif lines:
-                    yield self._parse_agents(lines, index)
+                for lines, whole in split(f):
+                    # A missing final newline means the last number may be cut.
+                    if not whole or not lines[-1].endswith("\n"):
+                        self._cut("%s: file cut short in frame %d (%d complete frames)"
+                                  % (self.path, index, index))
+                        break
+                    yield parse(lines, index)
                     index += 1
             except EOFError:
                 self._cut("%s: gzip stream cut short in frame %d (%d complete frames)"
@@ -1069,39 +1063,40 @@ class CsvTrajectory(_Trajectory):
                                       % (self.path, index, e))
         self.header["frames"] = index
 
+    @staticmethod
+    def _split_by_step(f):
+        """With agents: a frame is the run of rows with one step."""
+        lines, step = [], None
+        for line in f:
+            s = line.split(",", 1)[0]
+            if lines and s != step:
+                yield lines, True
+                lines = []
+            step = s
+            lines.append(line)
+        if lines:
+            yield lines, True
+
     def _each_frame(self):
         """Yields (step, positions, velocities, hues or None, ids or None,
         groups or None), reading one frame's rows at a time."""
         self.truncated = False
         if self.has_agents:
-            yield from self._each_agents_frame()
+            yield from self._read_frames(self._split_by_step, self._parse_agents)
             return
         count = self.count
-        index = 0
         if count is None:          # header only: no frames
             self.header["frames"] = 0
             return
-        with self._open() as f:
-            try:
-                f.readline()
-                while True:
-                    lines = list(itertools.islice(f, count))
-                    if not lines:
-                        break
-                    # A missing final newline means the last number may be cut.
-                    if len(lines) < count or not lines[-1].endswith("\n"):
-                        self._cut("%s: file cut short in frame %d (%d complete frames)"
-                                  % (self.path, index, index))
-                        break
-                    yield self._parse(lines, index)
-                    index += 1
-            except EOFError:
-                self._cut("%s: gzip stream cut short in frame %d (%d complete frames)"
-                          % (self.path, index, index))
-            except (OSError, zlib.error, UnicodeDecodeError) as e:
-                raise TrajectoryError("%s: frame %d: damaged file: %s"
-                                      % (self.path, index, e))
-        self.header["frames"] = index
+
+        def split(f):
+            """Without agents: every frame has count rows."""
+            while True:
+                lines = list(itertools.islice(f, count))
+                if not lines:
+                    return
+                yield lines, len(lines) == count
+        yield from self._read_frames(split, self._parse)
 
     def frame_count(self):
         """Counts the frames, reading the file through without parsing it
