@@ -996,12 +996,16 @@ class CsvTrajectory(_Trajectory):
             return gzip.open(self.path, "rt", encoding="ascii", newline="")
         return open(self.path, "r", encoding="ascii", newline="")
 
-    def _parse(self, lines, index):
-        ncol = 2 + len(self.header["fields"])
+    def _load_rows(self, lines, index):
+        """A frame's rows as a 2-D array of binary64."""
         try:
-            a = np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2)
+            return np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2)
         except ValueError as e:
             raise TrajectoryError("%s: frame %d: bad CSV row: %s" % (self.path, index, e))
+
+    def _parse(self, lines, index):
+        ncol = 2 + len(self.header["fields"])
+        a = self._load_rows(lines, index)
         if a.shape != (self.count, ncol):
             raise TrajectoryError("%s: frame %d: expected %d rows of %d columns"
                                   % (self.path, index, self.count, ncol))
@@ -1018,10 +1022,7 @@ class CsvTrajectory(_Trajectory):
 
     def _parse_agents(self, lines, index):
         ncol = 3 + len(self.header["fields"])
-        try:
-            a = np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2)
-        except ValueError as e:
-            raise TrajectoryError("%s: frame %d: bad CSV row: %s" % (self.path, index, e))
+        a = self._load_rows(lines, index)
         if a.shape[1] != ncol or len(a) > self.count:
             raise TrajectoryError("%s: frame %d: expected at most %d rows of %d columns"
                                   % (self.path, index, self.count, ncol))
