@@ -93,6 +93,36 @@ double detmath_log(double x)
 	return 2.0 * z * (1.0 + sum) + e * LN2;
 }
 
+double detmath_sin(double x)
+{
+	/* 2 pi = HI + MID + LO: HI with its low 25 bits zero, so that k HI
+	 * is exact for |k| < 2^25 (|x| < 2e8), MID the rest of the binary64
+	 * 2 pi, LO what that misses. */
+	static const double HI = 0x1.921fb54p+2;
+	static const double MID = 6.28318530717958623200e+00 - 0x1.921fb54p+2;
+	static const double LO = 2.44929359829470635445e-16;
+	double k = floor(x / (2.0 * DETMATH_PI) + 0.5), r, s, c;
+
+	r = ((x - k * HI) - k * MID) - k * LO;
+	detmath_sincos(r, &s, &c);
+	return s;
+}
+
+double detmath_exp(double x)
+{
+	/* x = k ln 2 + r, |r| <= ln 2 / 2 (ln 2 in two parts, the first
+	 * with its low bits zero so that k LN2_HI is exact), then the Taylor
+	 * series of e^r to r^18 (truncation below 1e-19), times 2^k. */
+	static const double LN2_HI = 0x1.62e42fefap-1, LN2_LO = 0x1.cf79abc9e3b3ap-40;
+	double k = floor(x / 0.693147180559945309417 + 0.5), r, sum = 1.0;
+	int i;
+
+	r = (x - k * LN2_HI) - k * LN2_LO;
+	for (i = 18; i >= 1; i--)
+		sum = 1.0 + sum * r / i;
+	return ldexp(sum, (int)k);
+}
+
 double detmath_normal(double u1, double u2)
 {
 	double s, c;

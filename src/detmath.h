@@ -15,6 +15,13 @@ double detmath_atan2(double y, double x);
 /* Natural logarithm of x > 0, to within 4e-16 relative. */
 double detmath_log(double x);
 
+/* sin of x for |x| <= 1e9, by reduction to [-pi, pi] with 2 pi in three
+ * parts (Cody and Waite), to within about 1e-16 |x| absolute. */
+double detmath_sin(double x);
+
+/* e^x for |x| <= 700, to within 1e-15 relative. */
+double detmath_exp(double x);
+
 /* A standard normal deviate from two uniforms u1 in (0, 1], u2 in [0, 1)
  * (Box-Muller). */
 double detmath_normal(double u1, double u2);

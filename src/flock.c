@@ -5,34 +5,183 @@
 #include "bounds.h"
 #include "detmath.h"
 #include "rng.h"
+#include "integrate.h"
+#include "obstacles.h"
 #include "rules.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Boid id's initial state, in slot k: position uniform in [lo, hi]
- * (placed in the box by the bounds mode), heading uniform on the circle
- * or sphere (rng_direction), speed uniform in [speed.min, speed.max]
- * (speed.max for the constant-speed models), hue uniform; a pure function
- * of (seed, id). */
-static void draw_boid(struct flock *f, const struct scenario *sc, const struct bounds *box,
-		      size_t k, uint32_t id, const double lo[3], const double hi[3])
+/* Attempts at a starting place outside every obstacle, before giving up. */
+#define FLOCK_PLACE_TRIES 1000
+
+/* Whether x is inside one of the scenario's obstacles. */
+static int in_obstacle(const struct scenario *sc, const struct bounds *box, const double x[3])
+{
+	struct integrate_params ip;
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *list;
+	float pos[3] = {(float)x[0], (float)x[1], (float)x[2]};
+	double q[3];
+	int j, m, inside;
+
+	if (sc->n_obstacles == 0)
+		return 0;
+	integrate_params_init(&ip, sc, box);
+	m = integrate_obstacles_near(&ip, pos, 0.0, buf, &list);
+	for (j = 0; j < m; j++) {
+		obstacle_nearest(&sc->obstacles[list ? list[j] : j], sc->dims, x, q, &inside);
+		if (inside)
+			return 1;
+	}
+	return 0;
+}
+
+/* A uniformly random rotation (Shoemake, "Uniform random rotations",
+ * Graphics Gems III, 1992) as a unit quaternion (w, x, y, z), from three
+ * uniforms; the angles 2 pi u - pi keep detmath's range, and negate the
+ * sines and cosines of 2 pi u, which only flips signs of the quaternion's
+ * parts symmetrically. */
+static void random_rotation(const double u[3], double q[4])
+{
+	double s1, c1, s2, c2, a = sqrt(1.0 - u[0]), b = sqrt(u[0]);
+
+	detmath_sincos(2.0 * DETMATH_PI * u[1] - DETMATH_PI, &s1, &c1);
+	detmath_sincos(2.0 * DETMATH_PI * u[2] - DETMATH_PI, &s2, &c2);
+	q[0] = b * c2;
+	q[1] = a * s1;
+	q[2] = a * c1;
+	q[3] = b * s2;
+}
+
+/* The start heading h (unit) spread by the fraction s toward a uniformly
+ * random rotation, as seed 002's Quaternion.Slerp(rotation, Random.rotation,
+ * 0.3) and the forward axis of the result: in 3D the rotation taking +z
+ * to h, slerped (the shorter way) toward the random one, applied to +z; in
+ * 2D the same on the circle, by angles. */
+static void spread_heading(const struct scenario *sc, uint32_t id, double h[3])
 {
 	uint32_t r[4];
-	double h[3], speed, p;
-	int d, dims = f->dims;
+	double u[3], s = sc->start_spread;
+	int k;
+
+	rng_draw4(sc->seed, RNG_INIT_HEADING, 1u << 20, id, 0, r);
+	u[0] = rng_unit(r[0], r[1]);
+	u[1] = rng_unit(r[2], r[3]);
+	rng_draw4(sc->seed, RNG_INIT_HEADING, (1u << 20) + 1, id, 0, r);
+	u[2] = rng_unit(r[0], r[1]);
+	if (sc->dims == 2) {
+		double a = detmath_atan2(h[1], h[0]), dphi = 2.0 * DETMATH_PI * u[1] - DETMATH_PI;
+
+		/* the random angle is uniform; the difference wrapped to [-pi, pi) */
+		dphi = dphi - a;
+		if (dphi >= DETMATH_PI)
+			dphi -= 2.0 * DETMATH_PI;
+		else if (dphi < -DETMATH_PI)
+			dphi += 2.0 * DETMATH_PI;
+		detmath_sincos(a + s * dphi - (a + s * dphi > DETMATH_PI ? 2.0 * DETMATH_PI :
+			       a + s * dphi < -DETMATH_PI ? -2.0 * DETMATH_PI : 0.0), &h[1], &h[0]);
+		return;
+	}
+	{
+		double qh[4], qr[4], q[4], dot = 0, th, sn, w0, w1, c;
+		const double ax[3] = {-h[1], h[0], 0.0};
+
+		/* +z to h: about z x h by the angle between them (half-angle form) */
+		c = sqrt(0.5 * (1.0 + h[2]));
+		if (c > 1e-12) {
+			qh[0] = c;
+			for (k = 0; k < 3; k++)
+				qh[k + 1] = ax[k] / (2.0 * c);
+		} else {
+			qh[0] = 0, qh[1] = 1, qh[2] = 0, qh[3] = 0; /* h = -z: half a turn about x */
+		}
+		random_rotation(u, qr);
+		for (k = 0; k < 4; k++)
+			dot += qh[k] * qr[k];
+		if (dot < 0.0) {
+			for (k = 0; k < 4; k++)
+				qr[k] = -qr[k];
+			dot = -dot;
+		}
+		sn = sqrt(fmax(0.0, 1.0 - dot * dot));
+		th = detmath_atan2(sn, dot);
+		if (sn > 1e-12) {
+			double s0, c0, s1, c1;
+
+			detmath_sincos((1.0 - s) * th, &s0, &c0);
+			detmath_sincos(s * th, &s1, &c1);
+			w0 = s0 / sn;
+			w1 = s1 / sn;
+		} else {
+			w0 = 1.0 - s;
+			w1 = s;
+		}
+		for (k = 0; k < 4; k++)
+			q[k] = w0 * qh[k] + w1 * qr[k];
+		/* q applied to +z: the third column of its rotation matrix */
+		h[0] = 2.0 * (q[1] * q[3] + q[0] * q[2]);
+		h[1] = 2.0 * (q[2] * q[3] - q[0] * q[1]);
+		h[2] = 1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]);
+		rules_normalize(h, 3);
+	}
+}
+
+/* Boid id's initial state, in slot k: position uniform in [lo, hi]
+ * (placed in the box by the bounds mode), or, at the start (start set),
+ * where the scenario's start says (a box, a ball, a point); never inside
+ * an obstacle (redrawn, up to FLOCK_PLACE_TRIES times); heading uniform
+ * on the circle or sphere (rng_direction), or start.heading spread by
+ * start.spread; speed uniform in [start speed low, high] (speed.min and
+ * speed.max by default; speed.max for the constant-speed models), hue
+ * uniform; a pure function of (seed, id). Returns 0, or -1 when every
+ * attempt fell inside an obstacle (the last is kept). */
+static int draw_boid(struct flock *f, const struct scenario *sc, const struct bounds *box,
+		     size_t k, uint32_t id, const double lo[3], const double hi[3], int start)
+{
+	uint32_t r[4], used = 0, attempt;
+	double h[3], speed, p, x[3] = {0, 0, 0};
+	int d, dims = f->dims, placed = 0;
 
 	f->id[k] = id;
-	for (d = 0; d < dims; d++) {
-		rng_draw4(sc->seed, RNG_INIT_POSITION, (uint32_t)d, id, 0, r);
-		p = lo[d] + rng_unit(r[0], r[1]) * (hi[d] - lo[d]);
-		f->pos[d][k] = bounds_place(box, d, p);
+	for (attempt = 0; attempt < FLOCK_PLACE_TRIES && !placed; attempt++) {
+		if (start && sc->start_shape == START_BALL) {
+			double u[3];
+
+			rng_ball(sc->seed, RNG_INIT_POSITION, 8 + used, id, dims, u, &used);
+			for (d = 0; d < dims; d++)
+				x[d] = sc->start_center[d] + sc->start_radius * u[d];
+		} else if (start && sc->start_shape == START_POINT) {
+			for (d = 0; d < dims; d++)
+				x[d] = sc->start_center[d];
+		} else {
+			for (d = 0; d < dims; d++) {
+				/* the first attempt's counter is 0: step 0, as it always was */
+				rng_draw4(sc->seed, RNG_INIT_POSITION, (uint32_t)d, id, attempt, r);
+				x[d] = lo[d] + rng_unit(r[0], r[1]) * (hi[d] - lo[d]);
+			}
+		}
+		for (d = 0; d < dims; d++) {
+			p = x[d];
+			f->pos[d][k] = bounds_place(box, d, p);
+			x[d] = f->pos[d][k];
+		}
+		placed = !in_obstacle(sc, box, x);
 	}
-	rng_direction(sc->seed, RNG_INIT_HEADING, 0, id, dims, h);
+	if (start && sc->has_start_heading) {
+		for (d = 0; d < 3; d++)
+			h[d] = d < dims ? sc->start_heading[d] : 0.0;
+		rules_normalize(h, dims);
+		if (sc->start_spread > 0.0)
+			spread_heading(sc, id, h);
+	} else {
+		rng_direction(sc->seed, RNG_INIT_HEADING, 0, id, dims, h);
+	}
 	rng_draw4(sc->seed, RNG_INIT_SPEED, 0, id, 0, r);
-	speed = sc->speed_min + rng_unit(r[0], r[1]) * (sc->speed_max - sc->speed_min);
-	/* Vicsek's and Couzin's particles all move at one speed. */
-	if (sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN)
+	speed = sc->start_speed_lo + rng_unit(r[0], r[1]) * (sc->start_speed_hi - sc->start_speed_lo);
+	/* Vicsek's and Couzin's particles all move at one speed; inertia's
+	 * velocity is its unit direction at speed.max. */
+	if (sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN || sc->model == MODEL_INERTIA)
 		speed = sc->speed_max;
 	for (d = 0; d < dims; d++)
 		f->vel[d][k] = (float)(h[d] * speed);
@@ -47,6 +196,7 @@ static void draw_boid(struct flock *f, const struct scenario *sc, const struct b
 		f->hue[0][k] = (float)-c;
 		f->hue[1][k] = (float)-s;
 	}
+	return placed ? 0 : -1;
 }
 
 void flock_reindex(struct flock *f)
@@ -67,7 +217,7 @@ void flock_reindex(struct flock *f)
 
 int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 {
-	size_t n = (size_t)sc->count, cap = (size_t)sc->capacity, i;
+	size_t n = (size_t)sc->count, cap = (size_t)sc->capacity, i, crowded = 0;
 	int d, dims = sc->dims;
 	struct bounds box;
 
@@ -99,9 +249,14 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 		goto fail;
 	bounds_init(&box, sc);
 
-	#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+	#pragma omp parallel for schedule(static) reduction(+:crowded) if (n >= util_parallel_min)
 	for (i = 0; i < n; i++)
-		draw_boid(f, sc, &box, i, (uint32_t)i, sc->bmin, sc->bmax);
+		crowded += draw_boid(f, sc, &box, i, (uint32_t)i, sc->start_min, sc->start_max, 1) != 0;
+	if (crowded > 0) {
+		util_err_set(err, "no room to start: %zu boids fell inside obstacles in each of "
+			     "%d tries (the start region is covered)", crowded, FLOCK_PLACE_TRIES);
+		goto fail;
+	}
 	if (f->rank)
 		flock_reindex(f);
 	return 0;
@@ -132,8 +287,8 @@ size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 
 		bounds_init(&box, cur);
 		for (j = 0; j < ev->n; j++)
-			draw_boid(f, cur, &box, f->n + j, f->next_id + (uint32_t)j, ev->rmin,
-				  ev->rmax);
+			(void)draw_boid(f, cur, &box, f->n + j, f->next_id + (uint32_t)j, ev->rmin,
+					ev->rmax, 0);
 		f->n += ev->n;
 		f->next_id += (uint32_t)ev->n;
 		done = ev->n;

@@ -729,25 +729,24 @@ gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
 
 /* One instance of the loop per dimension, model and hue, so that none of
  * them is tested inside it; and per instruction set (above). */
+#define GATHER_AS(M, SUMS)                                                            \
+	case M:                                                                       \
+		if (f->dims == 2) GATHER(2, SUMS);                                    \
+		else GATHER(3, SUMS);                                                 \
+		break
+#define GATHER_MODEL(M) GATHER_AS(M, M)
 #define GATHER_FAST_BODY                                                              \
 	do {                                                                          \
 		switch (rp->model) {                                                  \
-		case MODEL_REYNOLDS:                                                  \
-			if (f->dims == 2) GATHER(2, MODEL_REYNOLDS);                  \
-			else GATHER(3, MODEL_REYNOLDS);                               \
-			break;                                                        \
-		case MODEL_SIMPLE:                                                    \
-			if (f->dims == 2) GATHER(2, MODEL_SIMPLE);                    \
-			else GATHER(3, MODEL_SIMPLE);                                 \
-			break;                                                        \
-		case MODEL_VICSEK:                                                    \
-			if (f->dims == 2) GATHER(2, MODEL_VICSEK);                    \
-			else GATHER(3, MODEL_VICSEK);                                 \
-			break;                                                        \
-		case MODEL_COUZIN:                                                    \
-			if (f->dims == 2) GATHER(2, MODEL_COUZIN);                    \
-			else GATHER(3, MODEL_COUZIN);                                 \
-			break;                                                        \
+			GATHER_MODEL(MODEL_REYNOLDS);                                 \
+			GATHER_MODEL(MODEL_SIMPLE);                                   \
+			GATHER_MODEL(MODEL_VICSEK);                                   \
+			GATHER_MODEL(MODEL_COUZIN);                                   \
+			/* blend's sums are simple's (rules_lanes.h) */              \
+			GATHER_AS(MODEL_BLEND, MODEL_SIMPLE);                         \
+			GATHER_MODEL(MODEL_SLERP);                                    \
+			GATHER_MODEL(MODEL_INERTIA);                                  \
+			GATHER_MODEL(MODEL_ACCELERATE);                               \
 		}                                                                     \
 	} while (0)
 #define GATHER(D, M) (rp->has_hue ? SPANS(f, rp, k, sp, nsp, D, M, 1, acc) : \
@@ -787,6 +786,8 @@ GATHER_FN(gather_pair_avx2, GRID_AVX2_TARGET)
 #undef GATHER_FN
 #undef GATHER
 #undef GATHER_FAST_BODY
+#undef GATHER_MODEL
+#undef GATHER_AS
 
 /* The loops this CPU runs (grid_simd): one boid at a time, and two (none
  * on baseline x86-64, where pairs do not pay). */

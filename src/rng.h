@@ -16,6 +16,8 @@ enum rng_purpose {
 	RNG_WANDER = 7,         /* the wandering target's jumps, per step */
 	RNG_HUE = 8,            /* a boid's initial hue */
 	RNG_PREDATOR = 9,       /* a predator's initial position and heading */
+	RNG_TURN_SPEED = 10,    /* slerp: the new speed of a boid turning back, per step */
+	RNG_NOISE_OFFSET = 11,  /* inertia: a boid's offset into the speed noise */
 };
 
 /* Four independent 32-bit words for (seed, purpose, id, step, index).
@@ -38,5 +40,10 @@ static inline double rng_unit(uint32_t hi, uint32_t lo)
  * does not depend on a libm. */
 void rng_direction(uint64_t seed, enum rng_purpose purpose, uint32_t index0, uint32_t id,
 		   int dims, double u[3]);
+
+/* A point uniform in the unit ball (dims 3) or disc (2), by the same
+ * rejection; *used is the number of indices it took. */
+void rng_ball(uint64_t seed, enum rng_purpose purpose, uint32_t index0, uint32_t id,
+	      int dims, double u[3], uint32_t *used);
 
 #endif

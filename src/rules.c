@@ -8,7 +8,12 @@
  *  vicsek    Vicsek et al., Phys. Rev. Lett. 75, 1226 (1995);
  *  couzin    Couzin et al., J. theor. Biol. 218, 1-11 (2002);
  *  hue       the colour following of the JavaFX flock, as Reynolds'
- *            alignment applied to a heading on the colour circle.
+ *            alignment applied to a heading on the colour circle;
+ *  blend, slerp, inertia, accelerate
+ *            the update rules of the seed programs boidsim replaces,
+ *            from their documents (docs/SEEDS.md): the OpenGL/ImGui flock
+ *            (000), the first Unity flock (001), the Unity compute-shader
+ *            flock (002) and the JavaFX flock (004).
  * Per-boid arithmetic is in binary64; angles use detmath (no libm). */
 #include "config.h"
 #include "rules.h"
@@ -35,7 +40,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->r2_ali = r * r;
 	r = (float)sc->r_coh;
 	p->r2_coh = r * r;
-	p->r2_max = sc->model == MODEL_VICSEK ? p->r2_ali :
+	p->r2_max = sc->model == MODEL_VICSEK || sc->model == MODEL_INERTIA ? p->r2_ali :
+		    sc->model == MODEL_SLERP ? p->r2_coh :
 		    fmaxf(p->r2_sep, fmaxf(p->r2_ali, p->r2_coh));
 	p->all_round = sc->view_angle >= 360.0 || sc->model == MODEL_VICSEK;
 	detmath_sincos(sc->view_angle / 2.0 * DETMATH_PI / 180.0, &s, &c);
@@ -49,7 +55,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->w_bounds = sc->mode == BOUNDS_STEER ? sc->w_bounds : 0.0;
 	p->speed_max = sc->speed_max;
 	p->max_force = sc->max_force;
-	p->has_target = sc->has_target;
+	p->has_target = sc->has_target && sc->model != MODEL_BLEND &&
+			sc->model != MODEL_ACCELERATE;
 	memcpy(p->target, sc->target, sizeof p->target);
 	p->noise = sc->noise;
 	p->seed = sc->seed;
@@ -78,6 +85,14 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 		p->r2_hue = r * r;
 		p->hue_rate = sc->hue_weight * sc->dt;
 	}
+	p->has_return = sc->has_return;
+	memcpy(p->return_center, sc->return_center, sizeof p->return_center);
+	p->return_radius = sc->return_radius;
+	p->w_return = sc->w_return;
+	p->r_sep = sc->r_sep;
+	p->turn_frac = fmin(1.0, sc->turn_rate * sc->dt);
+	p->inertia_keep = detmath_exp(-sc->turn_rate * sc->dt);
+	p->inv_r_ali = (float)(1.0 / sc->r_ali);
 	integrate_params_init(&p->ip, sc, &p->box);
 	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed && !p->has_target &&
 		   p->w_bounds == 0.0 && p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
@@ -425,11 +440,17 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 			add_rule(p, p->w_flee, desired, vel, smax, acc);
 }
 
-/* ---- simple ---- */
+/* ---- simple, accelerate ---- */
 /* dv/dt = w_coh (mean d) + w_ali (mean v_j - v) + w_sep sum(p_i - p_j)
  *       + w_target (target - p) + w_bounds (containment direction)
  *       + sum over attractors in range of strength (a - p)/|a - p|
- *       + sum over predators q within radii.flee of w_flee (p - q)/|p - q| */
+ *       + sum over predators q within radii.flee of w_flee (p - q)/|p - q|
+ * The JavaFX flock (accelerate; seed 004, sections 5.1 and 5.3) adds its
+ * accelerations the same way, with its own separation, the mean over
+ * 0 < |d| <= r_sep of r_sep (p_i - p_j)/|p_i - p_j| (its radius/2 and
+ * distance.getNorm()), and no target; its cohesion is the mean of the
+ * neighbours' positions, as its text says (its code starts that count at
+ * 1, the boid's own place, without adding the boid's position). */
 static void simple_acceleration(const struct rules_params *p, const struct rules_acc *a,
 				const float pos[3], const float vel[3], double acc[3])
 {
@@ -444,7 +465,10 @@ static void simple_acceleration(const struct rules_params *p, const struct rules
 			acc[k] += p->w_coh * ((double)a->coh[k] / a->n_coh);
 		if (a->n_ali > 0)
 			acc[k] += p->w_ali * ((double)a->ali[k] / a->n_ali - (double)vel[k]);
-		acc[k] += p->w_sep * (double)a->sep[k];
+		if (p->model != MODEL_ACCELERATE)
+			acc[k] += p->w_sep * (double)a->sep[k];
+		else if (a->n_sep > 0)
+			acc[k] += p->w_sep * (p->r_sep * (double)a->sep[k] / a->n_sep);
 		if (pull)
 			acc[k] += p->w_target * tgt[k];
 		if (near)
@@ -680,6 +704,294 @@ static void couzin_update(const struct rules_params *p, const struct rules_acc *
 	finish_heading(p, h, speed, d, pos, pos_out, vel_out);
 }
 
+/* ---- blend ---- */
+/* v scaled to unit length when longer than 1e-6, else zero (seed 000's
+ * GetSafeNormal). */
+static void safe_unit(double v[3], int dims)
+{
+	int k;
+
+	if (!(sqrt(dot3(v, v, dims)) > 1e-6)) {
+		for (k = 0; k < 3; k++)
+			v[k] = 0.0;
+		return;
+	}
+	normalize(v, dims);
+}
+
+/* The offset from pos to the return rule's centre (nearest image under
+ * wrap); returns whether the boid is beyond return.radius (strictly, seed
+ * 000's "> returnDistance"; at_least: ">=", seed 001's ">= 20"). */
+static int return_offset(const struct rules_params *p, const float pos[3], int at_least,
+			 double off[3])
+{
+	double r2 = 0.0, R2 = p->return_radius * p->return_radius;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		off[k] = 0.0;
+	for (k = 0; k < p->dims; k++) {
+		off[k] = bounds_min_image(&p->box, k,
+					  (float)(p->return_center[k] - (double)pos[k]));
+		r2 += off[k] * off[k];
+	}
+	return p->has_return && (at_least ? r2 >= R2 : r2 > R2);
+}
+
+/* acc += w unit(off), for the unit-direction terms of blend. */
+static void add_unit(double w, double off[3], int dims, double acc[3])
+{
+	int k;
+
+	if (!normalize(off, dims))
+		return;
+	for (k = 0; k < dims; k++)
+		acc[k] += w * off[k];
+}
+
+/* The OpenGL/ImGui flock (seed 000, BoidManager::Tick and its Cal*
+ * rules): each rule gives a unit direction (safe_unit),
+ *   s = u(mean over r_sep of p_i - p_j),  a = u(mean over r_ali of v_j),
+ *   c = u(mean over r_coh of p_j - p_i),
+ *   r = u(center - p) beyond return.radius, v itself within it;
+ *   f = u(w_sep s + w_ali a + w_coh c + w_return r + the obstacles',
+ *         attractors' and predators' unit directions, weighted as in
+ *         simple);
+ *   v' = speed.max (v + f dt)/|v + f dt|,  p' = p + v' dt.
+ * Two readings of the document's code: cohesion toward the neighbours'
+ * mean position (its code normalises the centroid before subtracting the
+ * position), and the return rule by the distance (its code compares the
+ * squared distance with twice the radius). Its loop updates boids in place,
+ * so later boids see earlier ones' new state; here every boid sees the
+ * previous step's. */
+static void blend_update(const struct rules_params *p, const struct rules_acc *a,
+			 const float pos[3], const float vel[3], float pos_out[3],
+			 float vel_out[3])
+{
+	const float *const acc3[3] = {a->sep, a->ali, a->coh};
+	const uint32_t cnt[3] = {a->n_sep, a->n_ali, a->n_coh};
+	const double w3[3] = {p->w_sep, p->w_ali, p->w_coh};
+	double f[3] = {0, 0, 0}, t[3], v[3] = {0, 0, 0}, off[3], move[3] = {0, 0, 0};
+	int k, i, dims = p->dims;
+
+	for (i = 0; i < 3; i++) {
+		if (cnt[i] == 0)
+			continue;
+		for (k = 0; k < 3; k++)
+			t[k] = k < dims ? (double)acc3[i][k] / cnt[i] : 0.0;
+		safe_unit(t, dims);
+		for (k = 0; k < dims; k++)
+			f[k] += w3[i] * t[k];
+	}
+	if (p->has_return) {
+		if (return_offset(p, pos, 0, off))
+			safe_unit(off, dims);
+		else
+			for (k = 0; k < dims; k++)
+				off[k] = vel[k];
+		for (k = 0; k < dims; k++)
+			f[k] += p->w_return * off[k];
+	}
+	if (p->ip.n_obstacles > 0) {
+		uint16_t buf[OBSTACLE_QUERY_MAX];
+		const uint16_t *near;
+		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
+
+		for (j = 0; j < m; j++)
+			if (avoid_direction(p, near ? near[j] : j, pos, off))
+				add_unit(p->w_avoid, off, dims, f);
+	}
+	for (i = 0; i < p->n_attractors; i++)
+		if (attractor_offset(p, i, pos, off))
+			add_unit(p->attractors[i].strength, off, dims, f);
+	for (i = 0; i < p->n_pred; i++)
+		if (flee_offset(p, i, pos, off))
+			add_unit(p->w_flee, off, dims, f);
+	safe_unit(f, dims);
+	for (k = 0; k < dims; k++)
+		v[k] = (double)vel[k] + f[k] * p->ip.dt;
+	/* at rest with no rule pulling, v stays zero (normalize leaves it) */
+	normalize(v, dims);
+	for (k = 0; k < dims; k++)
+		move[k] = v[k] * p->speed_max;
+	finish_heading(p, v, p->speed_max, move, pos, pos_out, vel_out);
+}
+
+/* ---- slerp ---- */
+/* Turns unit u toward unit w by the fraction t of the angle between them,
+ * along the great circle (the heading of Quaternion.Slerp between two
+ * LookRotations, without the roll a quaternion carries). Opposite
+ * directions turn either way round (perpendicular). */
+static void slerp_unit(const double u[3], const double w[3], double t, int dims,
+		       double out[3])
+{
+	double e[3], c = dot3(u, w, dims), sn, th, s1, c1;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		e[k] = k < dims ? w[k] - c * u[k] : 0.0;
+	sn = sqrt(dot3(e, e, dims));
+	if (!(sn > 1e-12)) {
+		if (c > 0.0) {
+			memcpy(out, t > 0.0 ? w : u, 3 * sizeof *out);
+			return;
+		}
+		perpendicular(u, dims, e);
+	} else {
+		for (k = 0; k < dims; k++)
+			e[k] /= sn;
+	}
+	th = detmath_atan2(sn, c);
+	detmath_sincos(t * th, &s1, &c1);
+	for (k = 0; k < 3; k++)
+		out[k] = k < dims ? c1 * u[k] + s1 * e[k] : 0.0;
+}
+
+/* The first Unity flock (seed 001, BoidController.Update), with the n
+ * boids within r_coh (its neighbourDistance):
+ *   d = mean(p_j - p_i) + (target - p_i) + sum over |d| < r_sep of
+ *       (p_i - p_j)     [vCenter / groupSize + (targetPos - position)
+ *                        + vAvoid - position],
+ *   u' = slerp(u, d/|d|, min(1, turn_rate dt)),  s' = mean |v_j|
+ *       [boidSpeed = groupSpeed / groupSize],
+ * then, at return.radius or farther from return.center (its 20 from the
+ * origin), u' = slerp(u', unit(center - p), the same fraction) and s' drawn
+ * uniform in [speed.min, speed.max] [Random.Range(1, RandomnessSpeed)];
+ * the boid moves forward, p' = p + s' u' dt. The document never shows the
+ * move; Unity flocks of this kind translate along their forward axis by
+ * speed x deltaTime, after turning. Without a target its term is 0. */
+static void slerp_update(const struct rules_params *p, const struct rules_acc *a,
+			 uint32_t id, uint64_t step, const float pos[3], const float vel[3],
+			 float pos_out[3], float vel_out[3])
+{
+	double u[3] = {0, 0, 0}, d[3] = {0, 0, 0}, tg[3], off[3], h[3], sp;
+	int k, dims = p->dims;
+
+	for (k = 0; k < dims; k++)
+		u[k] = vel[k];
+	sp = sqrt(dot3(u, u, dims));
+	if (!normalize(u, dims))
+		u[dims - 1] = 1.0; /* at rest: Unity's forward, +z (2D: +y) */
+	if (a->n_coh > 0) {
+		int pull = target_offset(p, pos, tg);
+
+		for (k = 0; k < dims; k++)
+			d[k] = (double)a->coh[k] / a->n_coh + (pull ? tg[k] : 0.0) +
+			       (double)a->sep[k];
+		sp = (double)a->ali[0] / a->n_coh;
+		if (normalize(d, dims)) {
+			slerp_unit(u, d, p->turn_frac, dims, h);
+			memcpy(u, h, sizeof u);
+		}
+	}
+	if (return_offset(p, pos, 1, off) && normalize(off, dims)) {
+		uint32_t r[4];
+
+		slerp_unit(u, off, p->turn_frac, dims, h);
+		memcpy(u, h, sizeof u);
+		rng_draw4(p->seed, RNG_TURN_SPEED, 0, id, step, r);
+		sp = p->ip.speed_min + rng_unit(r[0], r[1]) * (p->speed_max - p->ip.speed_min);
+	}
+	normalize(u, dims);
+	for (k = 0; k < dims; k++)
+		d[k] = u[k] * sp;
+	finish_heading(p, u, sp, d, pos, pos_out, vel_out);
+}
+
+/* ---- inertia ---- */
+/* Seed 002's value noise of x in [0, 1]: hash(n) = frac(sin(n) 43758.5453),
+ * interpolated between the lattice points n = 171 floor(x) + {0, 1, 57,
+ * 58, 113, 114, 170, 171} with the smoothstep weight f = g^2 (3 - 2 g),
+ * g = frac(x), the same on the three axes (its noise1 is called with the
+ * scalar time broadcast to float3). In binary64 (the GPU's binary32 sin
+ * is not reproducible anywhere else). */
+static double hash002(double n)
+{
+	double h = detmath_sin(n) * 43758.5453;
+
+	return h - floor(h);
+}
+
+double rules_noise002(double x)
+{
+	static const double L[8] = {0, 1, 57, 58, 113, 114, 170, 171};
+	double fl = floor(x), g = x - fl, f = g * g * (3.0 - 2.0 * g), n = fl * 171.0, h[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		h[i] = hash002(n + L[i]);
+	/* lerp(a, b, f) = a + f (b - a), x first, then y, then z */
+	for (i = 0; i < 4; i++)
+		h[i] = h[2 * i] + f * (h[2 * i + 1] - h[2 * i]);
+	for (i = 0; i < 2; i++)
+		h[i] = h[2 * i] + f * (h[2 * i + 1] - h[2 * i]);
+	return h[0] + f * (h[1] - h[0]);
+}
+
+/* Boid id's speed factor at a step: 1 + variation nu, nu = 2 clamp(noise1(t
+ * / period + o_i), -1, 1) - 1, t = step dt, o_i = 1000 x a uniform draw
+ * (its Random.value * 1000). */
+double rules_inertia_factor(const struct rules_params *p, uint32_t id, uint64_t step)
+{
+	uint32_t r[4];
+	double o, nu;
+
+	if (p->speed_variation == 0.0)
+		return 1.0;
+	rng_draw4(p->seed, RNG_NOISE_OFFSET, 0, id, 0, r);
+	o = 1000.0 * rng_unit(r[0], r[1]);
+	nu = rules_noise002((double)step * p->ip.dt / p->speed_noise_period + o);
+	nu = fmin(1.0, fmax(-1.0, nu)) * 2.0 - 1.0;
+	return 1.0 + nu * p->speed_variation;
+}
+
+/* The Unity compute-shader flock (seed 002, CSMain), with the n boids
+ * within R = radii.alignment and the target (its flockPosition) counted
+ * as one more (its nearbyCount starts at 1):
+ *   a = sum u_j / (n + 1),  u_j = v_j / speed.max, the neighbours'
+ *       directions,
+ *   c = unit((target - p_i + sum d_j) / (n + 1))  [(flockPosition + sum
+ *       p_j) / (n + 1) - p_i],
+ *   s = sum (p_i - p_j)(1 / max(|d|, 1e-6) - 1 / R),
+ *   u' = lerp(a + s + c, u / |u|, e^(-turn_rate dt)),
+ *   p' = p + u' speed.max f_i(t) dt  (f_i: rules_inertia_factor).
+ * The direction is not normalised, as in the program: the velocity
+ * written is u' speed.max, and the boid moves by it times f_i(t). Without
+ * a target, the count's 1 is the boid itself, as the program's comment
+ * says: c = unit(sum d_j / (n + 1)). Its kernel updates the buffer in
+ * place while other threads read it; here every boid sees the previous
+ * step's state. */
+static void inertia_update(const struct rules_params *p, const struct rules_acc *a,
+			   uint32_t id, uint64_t step, const float pos[3], const float vel[3],
+			   float pos_out[3], float vel_out[3])
+{
+	const double inv_n = 1.0 / ((double)a->n_ali + 1.0), keep = p->inertia_keep;
+	double u[3] = {0, 0, 0}, c[3] = {0, 0, 0}, tg[3] = {0, 0, 0}, dir[3] = {0, 0, 0};
+	double move[3] = {0, 0, 0}, x[3] = {0, 0, 0}, f;
+	int k, dims = p->dims;
+
+	if (p->has_target)
+		target_offset(p, pos, tg);
+	for (k = 0; k < dims; k++) {
+		u[k] = (double)vel[k] / p->speed_max;
+		c[k] = (tg[k] + (double)a->coh[k]) * inv_n;
+	}
+	normalize(u, dims);
+	normalize(c, dims);
+	f = rules_inertia_factor(p, id, step);
+	for (k = 0; k < dims; k++) {
+		double d = (double)a->ali[k] / p->speed_max * inv_n + (double)a->sep[k] + c[k];
+
+		dir[k] = d + keep * (u[k] - d);
+		vel_out[k] = (float)(dir[k] * p->speed_max);
+		move[k] = dir[k] * p->speed_max * f;
+		x[k] = (double)pos[k] + move[k] * p->ip.dt;
+	}
+	integrate_finish(&p->ip, pos, x, vel_out);
+	for (k = 0; k < dims; k++)
+		pos_out[k] = (float)x[k];
+}
+
 /* ---- colour following ---- */
 /* The JavaFX flock (one of the programs boidsim replaces; its report
  * describes it) gives each boid a colour that follows its neighbours'
@@ -717,8 +1029,10 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 		  uint64_t step, const float pos[3], const float vel[3], float pos_out[3],
 		  float vel_out[3])
 {
-	double acc[3], smax = rules_cruise(p, id, step);
+	double acc[3], smax = p->speed_max;
 
+	if (p->model != MODEL_BLEND && p->model != MODEL_SLERP && p->model != MODEL_INERTIA)
+		smax = rules_cruise(p, id, step);
 	switch (p->model) {
 	case MODEL_REYNOLDS:
 		rules_acceleration(p, a, pos, vel, smax, acc);
@@ -733,6 +1047,19 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 		break;
 	case MODEL_COUZIN:
 		couzin_update(p, a, id, step, pos, vel, smax, pos_out, vel_out);
+		break;
+	case MODEL_BLEND:
+		blend_update(p, a, pos, vel, pos_out, vel_out);
+		break;
+	case MODEL_SLERP:
+		slerp_update(p, a, id, step, pos, vel, pos_out, vel_out);
+		break;
+	case MODEL_INERTIA:
+		inertia_update(p, a, id, step, pos, vel, pos_out, vel_out);
+		break;
+	case MODEL_ACCELERATE:
+		simple_acceleration(p, a, pos, vel, acc);
+		update_velocity_model(p, acc, pos, vel, smax, pos_out, vel_out);
 		break;
 	}
 }

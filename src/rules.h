@@ -61,6 +61,14 @@ struct rules_params {
 	int has_hue;
 	float r2_hue;
 	double hue_rate;
+	/* The seed programs' models (rules.c): blend's and slerp's return
+	 * rule (return), slerp's turn fraction min(1, turn_rate dt),
+	 * inertia's exp(-turn_rate dt) and 1/R in binary32, and its speed
+	 * fluctuation (speed.variation, speed.noise.period). */
+	int has_return;
+	double return_center[3], return_radius, w_return;
+	double turn_frac, inertia_keep, r_sep;
+	float inv_r_ali;
 	struct integrate_params ip;
 };
 
@@ -102,6 +110,12 @@ void rules_set_step(struct rules_params *p, uint64_t step);
  * speed.variation draw and its speed.noise fluctuation, never below
  * speed.min. */
 double rules_cruise(const struct rules_params *p, uint32_t id, uint64_t step);
+
+/* The compute-shader flock's value noise (seed 002's noise1 at the
+ * point (x, x, x)), in [0, 1]; and boid id's speed factor at a step in
+ * model inertia, 1 + speed.variation (2 noise - 1) (rules.c). */
+double rules_noise002(double x);
+double rules_inertia_factor(const struct rules_params *p, uint32_t id, uint64_t step);
 
 /* Boids per call of rules_update_batch_*. */
 #define RULES_BATCH 8

@@ -108,15 +108,29 @@ RL_(rules_lanes_add)(struct RL_(rules_lanes) *a, const struct rules_params *p,
 	}
 	switch (model) {
 	case MODEL_REYNOLDS:
-	case MODEL_SIMPLE: {
+	case MODEL_SIMPLE:
+	case MODEL_BLEND:
+	case MODEL_ACCELERATE: {
 		/* Reynolds (1987) section 4: separation along p_i - p_j weighted
 		 * by 1/|d| (so the sum of (p_i - p_j)/|d|^2), alignment averages
-		 * v_j, cohesion averages d. The pseudocode boids (simple) sum
-		 * p_i - p_j unweighted. */
-		const RL_VI ms = valid & (d2 <= p->r2_sep) &
-				 (model == MODEL_SIMPLE ? valid : d2 > 0.0f);
+		 * v_j, cohesion averages d. The pseudocode boids (simple) and
+		 * the OpenGL flock (blend; seed 000's CalSeparation, CalAlignment,
+		 * CalCohesion: distance <= radius) sum p_i - p_j unweighted. The
+		 * JavaFX flock (accelerate; seed 004, section 5.3) sums the unit
+		 * vectors (p_i - p_j)/|d| over 0 < |d| <= r_sep (the update
+		 * scales their mean by r_sep). */
+		const int plain = model == MODEL_SIMPLE || model == MODEL_BLEND;
+		const RL_VI ms = valid & (d2 <= p->r2_sep) & (plain ? valid : d2 > 0.0f);
 		const RL_VI ma = valid & (d2 <= p->r2_ali), mc = valid & (d2 <= p->r2_coh);
-		const RL_VF w = model == MODEL_SIMPLE ? zero + 1.0f : 1.0f / d2;
+		RL_VF w = plain ? zero + 1.0f : 1.0f / d2;
+
+		if (model == MODEL_ACCELERATE) {
+			int l;
+
+			for (l = 0; l < RL_BOIDS * RULES_LANES; l++)
+				w[l] = sqrtf(d2[l]);
+			w = 1.0f / w;
+		}
 
 		a->sep[0] -= rules_vsel(ms, dx * w);
 		a->sep[1] -= rules_vsel(ms, dy * w);
@@ -131,6 +145,57 @@ RL_(rules_lanes_add)(struct RL_(rules_lanes) *a, const struct rules_params *p,
 		}
 		a->n_sep += ms;
 		a->n_ali += ma;
+		a->n_coh += mc;
+		break;
+	}
+	case MODEL_INERTIA: {
+		/* The compute-shader flock (seed 002, CSMain): every boid with
+		 * dist < R, dist = max(|d|, 1e-6) and R = radii.alignment, adds
+		 * (p_i - p_j)(1/dist - 1/R) to separation, v_j to alignment and
+		 * d to cohesion. */
+		const RL_VI m = valid & (d2 < p->r2_ali);
+		RL_VF w;
+		int l;
+
+		for (l = 0; l < RL_BOIDS * RULES_LANES; l++)
+			w[l] = fmaxf(sqrtf(d2[l]), 1e-6f);
+		w = 1.0f / w - p->inv_r_ali;
+		a->sep[0] -= rules_vsel(m, dx * w);
+		a->sep[1] -= rules_vsel(m, dy * w);
+		a->ali[0] += rules_vsel(m, vx);
+		a->ali[1] += rules_vsel(m, vy);
+		a->coh[0] += rules_vsel(m, dx);
+		a->coh[1] += rules_vsel(m, dy);
+		if (dims == 3) {
+			a->sep[2] -= rules_vsel(m, dz * w);
+			a->ali[2] += rules_vsel(m, vz);
+			a->coh[2] += rules_vsel(m, dz);
+		}
+		a->n_ali += m;
+		break;
+	}
+	case MODEL_SLERP: {
+		/* The first Unity flock (seed 001, BoidController): boids with
+		 * |d| <= r_coh (its neighbourDistance) add d to cohesion and
+		 * their speed |v_j| to ali[0] (its groupSpeed); those of them
+		 * with |d| < r_sep (its 2.0) add p_i - p_j to separation. */
+		const RL_VI mc = valid & (d2 <= p->r2_coh), ms = mc & (d2 < p->r2_sep);
+		const RL_VF vn2 = vx * vx + vy * vy + vz * vz;
+		RL_VF sp;
+		int l;
+
+		for (l = 0; l < RL_BOIDS * RULES_LANES; l++)
+			sp[l] = sqrtf(vn2[l]);
+		a->sep[0] -= rules_vsel(ms, dx);
+		a->sep[1] -= rules_vsel(ms, dy);
+		a->coh[0] += rules_vsel(mc, dx);
+		a->coh[1] += rules_vsel(mc, dy);
+		if (dims == 3) {
+			a->sep[2] -= rules_vsel(ms, dz);
+			a->coh[2] += rules_vsel(mc, dz);
+		}
+		a->ali[0] += rules_vsel(mc, sp);
+		a->n_sep += ms;
 		a->n_coh += mc;
 		break;
 	}

@@ -61,6 +61,12 @@ static const struct skey PREDATOR_KEYS[] = {
 static const struct skey EVENT_KEYS[] = {
 	{"step", NULL, 0}, {"add", NULL, 0}, {"remove", NULL, 0}, {"region", REGION_KEYS, 0},
 	{NULL, NULL, 0}};
+static const struct skey RETURN_KEYS[] = {
+	{"center", NULL, 0}, {"radius", NULL, 0}, {"weight", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey START_KEYS[] = {
+	{"shape", NULL, 0}, {"min", NULL, 0}, {"max", NULL, 0}, {"center", NULL, 0},
+	{"radius", NULL, 0}, {"heading", NULL, 0}, {"spread", NULL, 0}, {"speed", NULL, 0},
+	{NULL, NULL, 0}};
 static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
 	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
@@ -74,21 +80,42 @@ static const struct skey ROOT_KEYS[] = {
 	{"max_turn", NULL, 0}, {"attractors", ATTRACTOR_KEYS, SKEY_ARRAY},
 	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {"obstacles", OBSTACLE_KEYS, SKEY_ARRAY},
 	{"hue", HUE_KEYS, 0}, {"predators", PREDATOR_KEYS, 0},
-	{"population", EVENT_KEYS, SKEY_ARRAY}, {NULL, NULL, 0}};
+	{"population", EVENT_KEYS, SKEY_ARRAY}, {"return", RETURN_KEYS, 0},
+	{"turn_rate", NULL, 0}, {"start", START_KEYS, 0}, {NULL, NULL, 0}};
 
-static const char *const MODEL_NAMES[] = {"reynolds", "simple", "vicsek", "couzin"};
+static const char *const MODEL_NAMES[SCENARIO_MODELS] = {
+	"reynolds", "simple", "vicsek", "couzin", "blend", "slerp", "inertia", "accelerate"};
 
 /* The keys each model ignores, so that giving one is reported. */
-static const char *const UNUSED_REYNOLDS[] = {"noise", NULL};
-static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", NULL};
+static const char *const UNUSED_REYNOLDS[] = {"noise", "return", "turn_rate", NULL};
+static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", "return", "turn_rate", NULL};
 static const char *const UNUSED_VICSEK[] = {
 	"radii.separation", "radii.cohesion", "weights", "max_force", "speed.min",
 	"view_angle", "max_turn", "target", "attractors", "radii.avoid", "radii.flee",
-	"predators", NULL};
+	"predators", "return", "turn_rate", NULL};
 static const char *const UNUSED_COUZIN[] = {
-	"weights", "max_force", "speed.min", "target", "attractors", "radii.avoid", NULL};
-static const char *const *const UNUSED[] = {
-	UNUSED_REYNOLDS, UNUSED_SIMPLE, UNUSED_VICSEK, UNUSED_COUZIN};
+	"weights", "max_force", "speed.min", "target", "attractors", "radii.avoid", "return",
+	"turn_rate", NULL};
+/* blend flies at speed.max; its return rule is the return key. */
+static const char *const UNUSED_BLEND[] = {
+	"noise", "max_force", "max_turn", "turn_rate", "speed.min", "speed.variation",
+	"speed.noise", "weights.target", "target", NULL};
+/* slerp's rule has no weights: it sums positions, the target and the
+ * separation as they are; radii.cohesion is its one neighbour range. */
+static const char *const UNUSED_SLERP[] = {
+	"noise", "max_force", "max_turn", "weights", "radii.alignment", "speed.variation",
+	"speed.noise.amplitude", "attractors", "radii.avoid", "radii.flee", "predators", NULL};
+/* inertia has one neighbour range, radii.alignment, and no weights. */
+static const char *const UNUSED_INERTIA[] = {
+	"noise", "max_force", "max_turn", "weights", "radii.separation", "radii.cohesion",
+	"speed.min", "speed.noise.amplitude", "target.radius", "return", "attractors",
+	"radii.avoid", "radii.flee", "predators", NULL};
+static const char *const UNUSED_ACCELERATE[] = {
+	"noise", "max_force", "max_turn", "turn_rate", "return", "weights.target",
+	"target", NULL};
+static const char *const *const UNUSED[SCENARIO_MODELS] = {
+	UNUSED_REYNOLDS, UNUSED_SIMPLE, UNUSED_VICSEK, UNUSED_COUZIN,
+	UNUSED_BLEND, UNUSED_SLERP, UNUSED_INERTIA, UNUSED_ACCELERATE};
 
 const char *scenario_model_name(enum model_kind m)
 {
@@ -527,16 +554,26 @@ static int parse_model(const struct ctx *c, const cJSON *root, enum model_kind *
 	if (n == NULL)
 		return 0;
 	if (cJSON_IsString(n))
-		for (i = 0; i < sizeof MODEL_NAMES / sizeof MODEL_NAMES[0]; i++)
+		for (i = 0; i < SCENARIO_MODELS; i++)
 			if (strcmp(n->valuestring, MODEL_NAMES[i]) == 0) {
 				*m = (enum model_kind)i;
 				return 0;
 			}
-	fail(c, "model", "expected one of \"reynolds\", \"simple\", \"vicsek\", \"couzin\"");
+	{
+		char list[160] = "";
+
+		for (i = 0; i < SCENARIO_MODELS; i++)
+			snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"",
+				 i == 0 ? "" : i + 1 == SCENARIO_MODELS ? " or " : ", ",
+				 MODEL_NAMES[i]);
+		fail(c, "model", "expected one of %s", list);
+	}
 	return -1;
 }
 
 static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc);
+
+#define VM_REAL SCENARIO_VALUE_MAX
 
 /* A vector of dims finite numbers at node (path for messages). */
 static int vec_node(const struct ctx *c, const cJSON *n, const char *path, int dims,
@@ -833,6 +870,146 @@ static int read_region(const struct ctx *c, const cJSON *node, const char *path,
 			     sc->bmin[d], sc->bmax[d]);
 			return -1;
 		}
+	}
+	return 0;
+}
+
+/* A point that must lie in the box under wrap and reflect, where boids
+ * live; pad: how far around it (a ball's radius). */
+static int check_inside(const struct ctx *c, const char *path, const struct scenario *sc,
+			const double x[3], double pad)
+{
+	int d;
+
+	if (sc->mode != BOUNDS_WRAP && sc->mode != BOUNDS_REFLECT)
+		return 0;
+	for (d = 0; d < sc->dims; d++)
+		if (x[d] - pad < sc->bmin[d] || x[d] + pad > sc->bmax[d]) {
+			fail(c, path, "must lie inside the bounds box under %s (axis %d: %g to %g)",
+			     scenario_mode_name(sc->mode), d, sc->bmin[d], sc->bmax[d]);
+			return -1;
+		}
+	return 0;
+}
+
+/* return: center (the origin by default), radius, weight. */
+static int parse_return(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	int rc;
+
+	if (lookup(root, "return") == NULL)
+		return 0;
+	sc->has_return = 1;
+	rc = read_vec(c, root, "return.center", sc->dims, 0, sc->return_center);
+	if (rc < 0)
+		return -1;
+	return read_real(c, root, "return.radius", 0, 0, VM_REAL, 0.0, &sc->return_radius) ||
+	       read_real(c, root, "return.weight", 0, 0, VM_REAL, 1.0, &sc->w_return) ? -1 : 0;
+}
+
+static const char *const START_SHAPES[] = {"box", "ball", "point"};
+
+/* start: shape, min/max (box), center/radius (ball, point), heading,
+ * spread, speed (a number, or [lo, hi]). */
+static int parse_start(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	const cJSON *n = lookup(root, "start.shape"), *sp;
+	double h2 = 0.0;
+	size_t i;
+	int d, rc;
+
+	memcpy(sc->start_min, sc->bmin, sizeof sc->start_min);
+	memcpy(sc->start_max, sc->bmax, sizeof sc->start_max);
+	sc->start_speed_lo = sc->speed_min;
+	sc->start_speed_hi = sc->speed_max;
+	sc->start_shape = START_BOX;
+	sc->has_start = lookup(root, "start") != NULL;
+	if (n) {
+		for (i = 0; i < sizeof START_SHAPES / sizeof START_SHAPES[0]; i++)
+			if (cJSON_IsString(n) && strcmp(n->valuestring, START_SHAPES[i]) == 0)
+				break;
+		if (i == sizeof START_SHAPES / sizeof START_SHAPES[0]) {
+			fail(c, "start.shape", "expected one of \"box\", \"ball\", \"point\"");
+			return -1;
+		}
+		sc->start_shape = (enum start_shape)i;
+	}
+	if (sc->start_shape == START_BOX) {
+		const cJSON *st = lookup(root, "start");
+
+		if (st && (cJSON_GetObjectItemCaseSensitive(st, "min") ||
+			   cJSON_GetObjectItemCaseSensitive(st, "max")) &&
+		    read_region(c, st, "start", sc, sc->start_min, sc->start_max) != 0)
+			return -1;
+		if (lookup(root, "start.center") || lookup(root, "start.radius")) {
+			fail(c, lookup(root, "start.center") ? "start.center" : "start.radius",
+			     "only for start.shape \"ball\" or \"point\"");
+			return -1;
+		}
+	} else {
+		if (lookup(root, "start.min") || lookup(root, "start.max")) {
+			fail(c, lookup(root, "start.min") ? "start.min" : "start.max",
+			     "only for start.shape \"box\"");
+			return -1;
+		}
+		if (read_vec(c, root, "start.center", sc->dims, 1, sc->start_center) != 0)
+			return -1;
+		if (sc->start_shape == START_BALL) {
+			if (read_real(c, root, "start.radius", 0, 1, VM_REAL, 0, &sc->start_radius))
+				return -1;
+			if (lookup(root, "start.radius") == NULL) {
+				fail(c, "start.radius", "required key is missing");
+				return -1;
+			}
+		} else if (lookup(root, "start.radius")) {
+			fail(c, "start.radius", "only for start.shape \"ball\"");
+			return -1;
+		}
+		if (check_inside(c, "start.center", sc, sc->start_center, sc->start_radius) != 0)
+			return -1;
+	}
+	rc = read_vec(c, root, "start.heading", sc->dims, 0, sc->start_heading);
+	if (rc < 0)
+		return -1;
+	sc->has_start_heading = rc == 0;
+	for (d = 0; d < sc->dims; d++)
+		h2 += sc->start_heading[d] * sc->start_heading[d];
+	if (sc->has_start_heading && !(h2 > 0.0)) {
+		fail(c, "start.heading", "must not be the zero vector");
+		return -1;
+	}
+	if (read_real(c, root, "start.spread", 0, 0, 1, 0.0, &sc->start_spread))
+		return -1;
+	if (lookup(root, "start.spread") && !sc->has_start_heading) {
+		fail(c, "start.spread", "needs start.heading, the direction it spreads around");
+		return -1;
+	}
+	sp = lookup(root, "start.speed");
+	if (sp && cJSON_IsArray(sp)) {
+		double v[2];
+
+		if (cJSON_GetArraySize(sp) != 2 ||
+		    check_real(c, cJSON_GetArrayItem(sp, 0), "start.speed[0]", 0, 0, VM_REAL, &v[0]) ||
+		    check_real(c, cJSON_GetArrayItem(sp, 1), "start.speed[1]", 0, 0, VM_REAL, &v[1])) {
+			if (cJSON_GetArraySize(sp) != 2)
+				fail(c, "start.speed", "expected a number or an array [low, high]");
+			return -1;
+		}
+		if (v[1] < v[0]) {
+			fail(c, "start.speed[1]", "must be at least start.speed[0] (%g)", v[0]);
+			return -1;
+		}
+		sc->start_speed_lo = v[0];
+		sc->start_speed_hi = v[1];
+	} else if (sp && read_real(c, root, "start.speed", 0, 0, VM_REAL, 0, &sc->start_speed_lo)) {
+		return -1;
+	} else if (sp) {
+		sc->start_speed_hi = sc->start_speed_lo;
+	}
+	if (sp && (sc->start_speed_lo < sc->speed_min || sc->start_speed_hi > sc->speed_max)) {
+		fail(c, "start.speed", "must lie within [speed.min, speed.max] ([%g, %g])",
+		     sc->speed_min, sc->speed_max);
+		return -1;
 	}
 	return 0;
 }
@@ -1207,9 +1384,10 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	    read_real(c, root, "view_angle", 0, 1, 360, 360, &sc->view_angle) ||
 	    read_real(c, root, "max_turn", 0, 1, VM, 0.0, &sc->max_turn))
 		return -1;
-	if (sc->mode == BOUNDS_STEER && (sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN)) {
-		fail(c, "bounds.mode", "steer needs a model with forces (reynolds or simple); "
-		     "model %s moves at constant speed", MODEL_NAMES[sc->model]);
+	if (sc->mode == BOUNDS_STEER && sc->model != MODEL_REYNOLDS &&
+	    sc->model != MODEL_SIMPLE && sc->model != MODEL_ACCELERATE) {
+		fail(c, "bounds.mode", "steer needs a model with forces (reynolds, simple or "
+		     "accelerate); model %s has none", MODEL_NAMES[sc->model]);
 		return -1;
 	}
 	if (sc->speed_min > sc->speed_max) {
@@ -1233,7 +1411,10 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 	}
 	if (read_real(c, root, "bounds.margin", 0, 0, VM, 0.1 * side_min, &sc->margin))
 		return -1;
-	if (read_real(c, root, "speed.variation", 0, 0, 0.999, 0.0, &sc->speed_variation) ||
+	/* inertia's speed factor 1 + variation nu may reach 0 (seed 002's
+	 * default variation is 1); the cruise speeds of the others may not */
+	if (read_real(c, root, "speed.variation", 0, 0, sc->model == MODEL_INERTIA ? 1.0 : 0.999,
+		      0.0, &sc->speed_variation) ||
 	    read_real(c, root, "speed.noise.amplitude", 0, 0, 0.999, 0.0, &sc->speed_noise_amp) ||
 	    read_real(c, root, "speed.noise.period", 0, 1, VM, 10.0, &sc->speed_noise_period))
 		return -1;
@@ -1266,6 +1447,9 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 			return -1;
 		sc->has_target = 1;
 	}
+	if (parse_return(c, root, sc) != 0 || parse_start(c, root, sc) != 0 ||
+	    read_real(c, root, "turn_rate", 0, 0, VM, 1.0, &sc->turn_rate))
+		return -1;
 	if (parse_attractors(c, root, sc) != 0 || parse_obstacles(c, root, sc) != 0 ||
 	    read_real(c, root, "radii.avoid", 0, 1, VM, sc->r_ali, &sc->r_avoid) ||
 	    read_real(c, root, "weights.avoid", 0, 0, VM, 1.0, &sc->w_avoid) ||
@@ -1698,6 +1882,34 @@ char *scenario_to_json(const struct scenario *sc)
 	add_used(sc, root, "view_angle", sc->view_angle);
 	if (sc->max_turn > 0)
 		add_used(sc, root, "max_turn", sc->max_turn);
+	if (sc->has_return && model_uses(sc->model, "return")) {
+		o = cJSON_AddObjectToObject(root, "return");
+		cJSON_AddItemToObject(o, "center", vec_json(sc->return_center, sc->dims));
+		cJSON_AddNumberToObject(o, "radius", sc->return_radius);
+		add_used(sc, o, "return.weight", sc->w_return);
+	}
+	add_used(sc, root, "turn_rate", sc->turn_rate);
+	if (sc->has_start) {
+		o = cJSON_AddObjectToObject(root, "start");
+		cJSON_AddStringToObject(o, "shape", START_SHAPES[sc->start_shape]);
+		if (sc->start_shape == START_BOX) {
+			cJSON_AddItemToObject(o, "min", vec_json(sc->start_min, sc->dims));
+			cJSON_AddItemToObject(o, "max", vec_json(sc->start_max, sc->dims));
+		} else {
+			cJSON_AddItemToObject(o, "center", vec_json(sc->start_center, sc->dims));
+			if (sc->start_shape == START_BALL)
+				cJSON_AddNumberToObject(o, "radius", sc->start_radius);
+		}
+		if (sc->has_start_heading) {
+			cJSON_AddItemToObject(o, "heading", vec_json(sc->start_heading, sc->dims));
+			cJSON_AddNumberToObject(o, "spread", sc->start_spread);
+		}
+		{
+			double v[2] = {sc->start_speed_lo, sc->start_speed_hi};
+
+			cJSON_AddItemToObject(o, "speed", cJSON_CreateDoubleArray(v, 2));
+		}
+	}
 	if (sc->has_hue) {
 		o = cJSON_AddObjectToObject(root, "hue");
 		cJSON_AddNumberToObject(o, "weight", sc->hue_weight);
@@ -1768,8 +1980,12 @@ double scenario_max_radius(const struct scenario *sc)
 {
 	double r = sc->r_sep;
 
-	if (sc->model == MODEL_VICSEK)
+	/* one range: Vicsek's and inertia's radii.alignment, slerp's
+	 * radii.cohesion (its separation counts only boids within it) */
+	if (sc->model == MODEL_VICSEK || sc->model == MODEL_INERTIA)
 		return sc->r_ali;
+	if (sc->model == MODEL_SLERP)
+		return sc->r_coh;
 
 	if (sc->r_ali > r)
 		r = sc->r_ali;

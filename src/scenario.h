@@ -23,7 +23,19 @@
 enum bounds_mode { BOUNDS_WRAP = 0, BOUNDS_REFLECT, BOUNDS_STEER, BOUNDS_NONE };
 
 /* The models of collective motion (boidsim-scenario(5), THE MODELS). */
-enum model_kind { MODEL_REYNOLDS = 0, MODEL_SIMPLE, MODEL_VICSEK, MODEL_COUZIN };
+enum model_kind {
+	MODEL_REYNOLDS = 0, MODEL_SIMPLE, MODEL_VICSEK, MODEL_COUZIN,
+	/* The update rules of four of the seed programs (boidsim-scenario(5),
+	 * THE MODELS; docs/SEEDS.md): unit-direction blending at constant
+	 * speed, slerp turning with speed averaging, direction inertia, and
+	 * direct accelerations. */
+	MODEL_BLEND, MODEL_SLERP, MODEL_INERTIA, MODEL_ACCELERATE
+};
+#define SCENARIO_MODELS 8
+
+/* Where the boids start (start.shape): uniform in a box, uniform in a
+ * ball (a disc in 2D), or all at one point. */
+enum start_shape { START_BOX = 0, START_BALL, START_POINT };
 #define SCENARIO_NOTES_MAX 16
 
 #define SCENARIO_ATTRACTORS_MAX 64
@@ -121,6 +133,24 @@ struct scenario {
 	int n_stages;
 	struct scenario_stage *stages;
 	char *schedule_json;      /* the schedule as given, for the effective scenario */
+	/* The return rule (return): beyond radius from center, a boid heads
+	 * back toward it (blend: a weighted term; slerp: a turn back). */
+	int has_return;
+	double return_center[3], return_radius, w_return;
+	/* Turn rate per unit time (turn_rate): slerp's fraction of the turn
+	 * per unit time, inertia's rotation speed. */
+	double turn_rate;
+	/* The start (start): the region the positions are drawn in, the
+	 * heading (uniform without one; spread: the slerp fraction from it
+	 * toward a uniformly random rotation), and the speeds (uniform in
+	 * [start_speed_lo, start_speed_hi]: speed.min and speed.max unless
+	 * start.speed is given). */
+	int has_start;            /* the key was given */
+	enum start_shape start_shape;
+	double start_min[3], start_max[3], start_center[3], start_radius;
+	int has_start_heading;
+	double start_heading[3], start_spread;
+	double start_speed_lo, start_speed_hi;
 	/* Keys given that the model does not use, one note each, for the
 	 * caller to report (a sweep over such a key would change nothing). */
 	char *notes[SCENARIO_NOTES_MAX];

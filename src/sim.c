@@ -120,8 +120,11 @@ int sim_check(struct sim *s, struct util_err *err)
 {
 	const struct flock *f = &s->flock;
 	const struct bounds *b = &s->rp.box;
-	double lo = s->cur->speed_min * (1.0 - SIM_SPEED_TOL);
-	double hi = s->cur->speed_max * (1.0 + SIM_SPEED_TOL);
+	double lo = s->cur->model == MODEL_INERTIA ? 0.0 :
+		    s->cur->speed_min * (1.0 - SIM_SPEED_TOL);
+	/* inertia's direction is not a unit vector (rules.c): no upper bound */
+	double hi = s->cur->model == MODEL_INERTIA ? INFINITY :
+		    s->cur->speed_max * (1.0 + SIM_SPEED_TOL);
 	size_t k;
 	int d;
 

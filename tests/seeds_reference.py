@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""seeds_reference.py: the update rules of the seed programs boidsim
+replaces, written again here in float64 numpy straight from their
+documents' formulas (docs/SEEDS.md names each), sharing no code with src/
+or scripts/. Each case runs a scenarios/systems/ scenario with boidsim,
+writing every step to CSV, then steps the program's rule from boidsim's
+frame t and compares it with boidsim's frame t+1, for every step: positions
+to within TOL x the box side, velocities to within TOL x speed.max.
+
+Usage: seeds_reference.py BOIDSIM SRCDIR WORKDIR; prints TAP.
+"""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+TOL = 1e-5
+STEPS = 120
+
+BOIDSIM, SRCDIR, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+SYS = os.path.join(SRCDIR, "scenarios", "systems")
+
+
+RUNS = {}
+
+
+def run(name, *overrides):
+    """Runs a systems scenario (with --set overrides) for STEPS steps, every
+    step to CSV; returns its effective scenario and frames [(P, V)] in id
+    order. Each run once."""
+    key = (name,) + overrides
+    if key not in RUNS:
+        RUNS[key] = run_once(name, *overrides)
+    return RUNS[key]
+
+
+def run_once(name, *overrides):
+    path = os.path.join(SYS, name + ".json")
+    out = os.path.join(WORK, name + ".csv")
+    args = [BOIDSIM, "-q", path, "--steps", str(STEPS), "--every", "1", "-o", out]
+    for o in overrides:
+        args += ["--set", o]
+    subprocess.run(args, check=True)
+    sc = json.loads(subprocess.run(args[:-2] + ["--check"], check=True,
+                                   capture_output=True, text=True).stdout)
+    dims = sc["dimensions"]
+    frames = {}
+    with open(out, newline="") as f:
+        rd = csv.reader(f)
+        next(rd)
+        for row in rd:
+            frames.setdefault(int(row[0]), []).append([float(x) for x in row[2:2 + 2 * dims]])
+    res = []
+    for step in sorted(frames):
+        a = np.array(frames[step], dtype=np.float64)
+        res.append((a[:, :dims], a[:, dims:]))
+    return sc, res
+
+
+def unit(v, tol=0.0):
+    """Rows of v scaled to length 1; rows not longer than tol stay zero."""
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    ok = n > tol
+    return np.where(ok, v / np.where(ok, n, 1.0), 0.0)
+
+
+def pairs(P, period=None):
+    """D[i, j] = p_j - p_i (the nearest image on a torus of the given
+    sides), the distances, and the mask of i != j."""
+    D = P[None, :, :] - P[:, None, :]
+    if period is not None:
+        D = D - period * np.round(D / period)
+    dist = np.sqrt((D * D).sum(axis=2))
+    other = ~np.eye(len(P), dtype=bool)
+    return D, dist, other
+
+
+def mean_over(m, X):
+    """Per boid i: the mean of X[i, j] (or X[j]) over m[i, j]; 0 where none."""
+    n = m.sum(axis=1, keepdims=True)
+    if X.ndim == 2:
+        s = m.astype(float) @ X
+    else:
+        s = (m[:, :, None] * X).sum(axis=1)
+    return np.where(n > 0, s / np.maximum(n, 1), 0.0), n[:, 0]
+
+
+def blend(sc, t, P, V):
+    """Seed 000, BoidManager::Tick: unit directions blended, constant speed."""
+    r, w = sc["radii"], sc["weights"]
+    dt, vmax = sc["dt"], sc["speed"]["max"]
+    D, dist, other = pairs(P)
+    s, _ = mean_over(other & (dist <= r["separation"]), -D)
+    a, _ = mean_over(other & (dist <= r["alignment"]), V)
+    c, _ = mean_over(other & (dist <= r["cohesion"]), D)
+    ret = sc["return"]
+    off = np.array(ret["center"])[None, :] - P
+    far = np.linalg.norm(off, axis=1) > ret["radius"]
+    rd = np.where(far[:, None], unit(off, 1e-6), V)
+    f = (w["separation"] * unit(s, 1e-6) + w["alignment"] * unit(a, 1e-6) +
+         w["cohesion"] * unit(c, 1e-6) + ret["weight"] * rd)
+    v = V + unit(f, 1e-6) * dt
+    v = unit(v) * vmax
+    return P + v * dt, v, np.zeros(len(P), dtype=bool)
+
+
+def godot(sc, t, P, V):
+    """Seed 003, its pseudocode: velocity += (mean position - p) 0.005 +
+    (mean velocity - v) 0.05 + sum(p - other) 0.05, within 50 (20 for
+    separation); position += velocity; the speed limited to 4; the 512 x 384
+    window a torus."""
+    r, w = sc["radii"], sc["weights"]
+    dt, vmax = sc["dt"], sc["speed"]["max"]
+    lo, hi = np.array(sc["bounds"]["min"]), np.array(sc["bounds"]["max"])
+    D, dist, other = pairs(P, hi - lo)
+    mc, nc = mean_over(other & (dist <= r["cohesion"]), D)
+    mv, na = mean_over(other & (dist <= r["alignment"]), V)
+    sep = ((other & (dist <= r["separation"]))[:, :, None] * -D).sum(axis=1)
+    a = (w["cohesion"] * mc + w["alignment"] * np.where(na[:, None] > 0, mv - V, 0.0) +
+         w["separation"] * sep)
+    v = V + a * dt
+    s = np.linalg.norm(v, axis=1)
+    v = np.where((s > vmax)[:, None], v * (vmax / np.where(s > 0, s, 1))[:, None], v)
+    p = lo + np.mod(P + v * dt - lo, hi - lo)
+    return p, v, np.zeros(len(P), dtype=bool)
+
+
+def slerp_vec(u, w, t):
+    """Rows of unit u turned toward unit w by the fraction t of the angle."""
+    c = np.clip((u * w).sum(axis=1), -1.0, 1.0)
+    th = np.arccos(c)
+    s = np.sin(th)
+    ok = s > 1e-9
+    a = np.where(ok, np.sin((1 - t) * th) / np.where(ok, s, 1), 1 - t)
+    b = np.where(ok, np.sin(t * th) / np.where(ok, s, 1), t)
+    return unit(a[:, None] * u + b[:, None] * w)
+
+
+def slerp(sc, t, P, V):
+    """Seed 001, BoidController.Update: steer to the group's centre plus
+    the target plus avoidance by a slerp, the group's mean speed; turn back
+    beyond 20 with a new random speed (only its range is known here)."""
+    r = sc["radii"]
+    dt = sc["dt"]
+    frac = min(1.0, sc["turn_rate"] * dt)
+    target = np.array(sc["target"]["position"])
+    D, dist, other = pairs(P)
+    near = other & (dist <= r["cohesion"])
+    close = near & (dist < r["separation"])
+    n = near.sum(axis=1)
+    u = unit(V)
+    sp = np.linalg.norm(V, axis=1)
+    centre, _ = mean_over(near, P)
+    avoid = (close[:, :, None] * -D).sum(axis=1)
+    d = centre + (target[None, :] - P) + avoid - P
+    grp = n > 0
+    gs, _ = mean_over(near, sp[:, None])
+    sp = np.where(grp, gs[:, 0], sp)
+    turn = grp & (np.linalg.norm(d, axis=1) > 0)
+    u = np.where(turn[:, None], slerp_vec(u, unit(d), frac), u)
+    ret = sc["return"]
+    off = np.array(ret["center"])[None, :] - P
+    back = np.linalg.norm(off, axis=1) >= ret["radius"]
+    u = np.where(back[:, None], slerp_vec(u, unit(off), frac), u)
+    v = u * sp[:, None]
+    return P + v * dt, v, back
+
+
+def inertia(sc, t, P, V, factor=1.0):
+    """Seed 002, CSMain: separation (p_i - p_j)(1/d - 1/R), alignment of
+    directions and cohesion with the flock position as one more neighbour,
+    the direction lerped toward its old unit heading by exp(-rotation dt)."""
+    R = sc["radii"]["alignment"]
+    dt, vmax = sc["dt"], sc["speed"]["max"]
+    flock = np.array(sc["target"]["position"])
+    D, dist, other = pairs(P)
+    dd = np.maximum(dist, 1e-6)
+    m = other & (dd < R)
+    cnt = 1 + m.sum(axis=1)
+    dirs = V / vmax
+    sep = (m[:, :, None] * -D * (1.0 / dd - 1.0 / R)[:, :, None]).sum(axis=1)
+    ali = (m.astype(float) @ dirs) / cnt[:, None]
+    coh = (flock[None, :] + m.astype(float) @ P) / cnt[:, None] - P
+    direction = ali + sep + unit(coh)
+    prop = math.exp(-sc["turn_rate"] * dt)
+    nd = direction + prop * (unit(dirs) - direction)
+    return P + nd * vmax * factor * dt, nd * vmax, np.zeros(len(P), dtype=bool)
+
+
+def waypoint(at, step):
+    """An attractor's place at a step: linear between waypoints."""
+    if "position" in at:
+        return np.array(at["position"], dtype=float)
+    wp = at["waypoints"]
+    k = 0
+    while k + 1 < len(wp) and wp[k + 1]["step"] <= step:
+        k += 1
+    p = np.array(wp[k]["position"], dtype=float)
+    if k + 1 < len(wp) and step > wp[k]["step"]:
+        f = (step - wp[k]["step"]) / (wp[k + 1]["step"] - wp[k]["step"])
+        p = p + f * (np.array(wp[k + 1]["position"]) - p)
+    return p
+
+
+def accelerate(sc, t, P, V):
+    """Seed 004, sections 5.1 and 5.3: accelerations added straight, Euler,
+    the speed limited; the mouse tools as attractors; reflecting walls."""
+    r, w = sc["radii"], sc["weights"]
+    dt, vmax = sc["dt"], sc["speed"]["max"]
+    D, dist, other = pairs(P)
+    a = np.zeros_like(P)
+    mv, n_a = mean_over(other & (dist <= r["alignment"]), V)
+    a += w["alignment"] * np.where(n_a[:, None] > 0, mv - V, 0.0)
+    mp, n_c = mean_over(other & (dist <= r["cohesion"]), P)
+    a += w["cohesion"] * np.where(n_c[:, None] > 0, mp - P, 0.0)
+    ms = other & (dist <= r["separation"]) & (dist > 0)
+    sv, _ = mean_over(ms, -D * (r["separation"] / np.where(dist > 0, dist, 1.0))[:, :, None])
+    a += w["separation"] * sv
+    for at in sc.get("attractors", []):
+        off = waypoint(at, t)[None, :] - P
+        dn = np.linalg.norm(off, axis=1)
+        inr = (dn <= at["range"]) & (dn > 0)
+        a += np.where(inr[:, None], at["strength"] * unit(off), 0.0)
+    v = V + a * dt
+    s = np.linalg.norm(v, axis=1)
+    v = np.where((s > vmax)[:, None], v * (vmax / np.where(s > 0, s, 1))[:, None], v)
+    p = P + v * dt
+    lo, hi = np.array(sc["bounds"]["min"]), np.array(sc["bounds"]["max"])
+    under, over = p < lo, p > hi
+    p = np.where(under, 2 * lo - p, np.where(over, 2 * hi - p, p))
+    v = np.where(under | over, -v, v)
+    return p, v, np.zeros(len(P), dtype=bool)
+
+
+def compare(label, sc, frames, rule, check_speed=None):
+    """Steps rule from every frame and compares with the next; returns a
+    failure message or None."""
+    side = max(b - a for a, b in zip(sc["bounds"]["min"], sc["bounds"]["max"]))
+    vmax = sc["speed"]["max"]
+    worst_p = worst_v = 0.0
+    for t in range(len(frames) - 1):
+        P, V = frames[t]
+        P1, V1 = frames[t + 1]
+        p, v, partial = rule(sc, t, P, V)
+        full = ~partial
+        ep = np.abs(p - P1)[full].max(initial=0.0) / side
+        ev = np.abs(v - V1)[full].max(initial=0.0) / vmax
+        if partial.any():
+            # only the heading is known, the speed within its range, and the
+            # move made with the new velocity
+            eh = np.abs(unit(v[partial]) - unit(V1[partial])).max()
+            ev = max(ev, eh)
+            ep = max(ep, np.abs(P + V1 * sc["dt"] - P1)[partial].max() / side)
+            if check_speed is not None and not check_speed(np.linalg.norm(V1[partial], axis=1)):
+                return f"step {t + 1}: a turning boid's speed is outside its range"
+        worst_p, worst_v = max(worst_p, ep), max(worst_v, ev)
+        if ep > TOL or ev > TOL:
+            i = int(np.argmax(np.abs(p - P1).max(axis=1) / side + np.abs(v - V1).max(axis=1) / vmax))
+            return (f"step {t + 1}: boid {i}: position error {ep:.3g} of the box side, "
+                    f"velocity {ev:.3g} of speed.max (reference p {p[i]}, v {v[i]}; "
+                    f"boidsim p {P1[i]}, v {V1[i]})")
+    print(f"# {label}: {len(frames) - 1} steps, worst position error {worst_p:.2g} "
+          f"of the box side, velocity {worst_v:.2g} of speed.max")
+    return None
+
+
+CASES = []
+
+
+def case(desc):
+    def deco(fn):
+        CASES.append((desc, fn))
+        return fn
+    return deco
+
+
+@case("seed 000 (blend): desktop-2d-return-to-centre, every step, against the reference")
+def c000():
+    sc, fr = run("desktop-2d-return-to-centre")
+    return compare("000", sc, fr, blend)
+
+
+@case("seed 000 (blend): every boid flies at exactly speed.max after step 0")
+def c000_speed():
+    sc, fr = run("desktop-2d-return-to-centre")
+    sp = np.concatenate([np.linalg.norm(V, axis=1) for _, V in fr[1:]])
+    err = np.abs(sp / sc["speed"]["max"] - 1).max()
+    return None if err < 1e-6 else f"a speed differs from speed.max by {err:.3g} of it"
+
+
+@case("seed 003 (simple): godot-pseudocode-512x384, every step, against the reference")
+def c003():
+    sc, fr = run("godot-pseudocode-512x384")
+    return compare("003", sc, fr, godot)
+
+
+@case("seed 001 (slerp): unity-3d-wandering-target (target fixed), every step, against the reference")
+def c001():
+    sc, fr = run("unity-3d-wandering-target", "target.wander.interval=1e9")
+    lo, hi = sc["speed"]["min"], sc["speed"]["max"]
+    return compare("001", sc, fr, slerp,
+                   lambda s: bool(((s >= lo * (1 - 1e-6)) & (s <= hi * (1 + 1e-6))).all()))
+
+
+@case("seed 001 (slerp): all boids start heading +z at speeds uniform in [speed.min, speed.max]")
+def c001_start():
+    sc, fr = run("unity-3d-wandering-target")
+    V = fr[0][1]
+    u = unit(V)
+    sp = np.linalg.norm(V, axis=1)
+    if np.abs(u - np.array([0, 0, 1])).max() > 1e-6:
+        return "a start heading is not +z"
+    lo, hi = sc["speed"]["min"], sc["speed"]["max"]
+    if sp.min() < lo or sp.max() > hi or sp.std() < 0.2 * (hi - lo):
+        return f"start speeds {sp.min()}..{sp.max()} (s.d. {sp.std()}) are not uniform in [{lo}, {hi}]"
+    return None
+
+
+@case("seed 002 (inertia): compute-shader-3d-large (no speed noise), every step, against the reference")
+def c002():
+    sc, fr = run("compute-shader-3d-large", "count=400", "speed.variation=0")
+    return compare("002", sc, fr, inertia)
+
+
+@case("seed 002 (inertia): with its speed noise, the direction exactly and the speed factor in [0, 2]")
+def c002_noise():
+    sc, fr = run("compute-shader-3d-large", "count=400")
+    dt, vmax = sc["dt"], sc["speed"]["max"]
+    factors = []
+    for t in range(len(fr) - 1):
+        P, V = fr[t]
+        P1, V1 = fr[t + 1]
+        p, v, _ = inertia(sc, t, P, V)
+        ev = np.abs(v - V1).max() / vmax
+        if ev > TOL:
+            return f"step {t + 1}: velocity error {ev:.3g} of speed.max"
+        move = P1 - P
+        f = (move * V1).sum(axis=1) / ((V1 * V1).sum(axis=1) * dt)
+        off = np.abs(move - f[:, None] * V1 * dt).max() / 8.0
+        if off > TOL:
+            return f"step {t + 1}: a move is not along the new velocity ({off:.3g})"
+        factors.append(f)
+    f = np.concatenate(factors)
+    if f.min() < -1e-6 or f.max() > 2 + 1e-6 or f.std() < 0.05:
+        return f"speed factors {f.min()}..{f.max()} (s.d. {f.std()}) not a fluctuation in [0, 2]"
+    return None
+
+
+@case("seed 002 (inertia): starts in the ball, headings spread around +z")
+def c002_start():
+    sc, fr = run("compute-shader-3d-large", "count=2000")
+    P, V = fr[0]
+    st = sc["start"]
+    rr = np.linalg.norm(P - np.array(st["center"]), axis=1)
+    if rr.max() > st["radius"] * (1 + 1e-6):
+        return f"a boid starts {rr.max()} from the centre, beyond the radius {st['radius']}"
+    # uniform in the ball: the fraction within half the radius is 1/8
+    inner = (rr <= st["radius"] / 2).mean()
+    if abs(inner - 0.125) > 0.03:
+        return f"{inner:.3f} of the boids within half the radius, not about 1/8"
+    cz = unit(V)[:, 2]
+    if not (cz.min() > -1 and cz.mean() > 0.5 and cz.mean() < 0.99):
+        return f"headings' mean z {cz.mean():.3f}: not spread around +z"
+    return None
+
+
+@case("seed 004 (accelerate): javafx-2d-attractor-then-repeller (no obstacles), every step, against the reference")
+def c004():
+    sc, fr = run("javafx-2d-attractor-then-repeller", "count=1000", "obstacles=[]")
+    return compare("004", sc, fr, accelerate)
+
+
+@case("seed 004 (accelerate): no boid starts inside an obstacle")
+def c004_start():
+    sc, fr = run("javafx-2d-attractor-then-repeller")
+    bad = 0
+    for ob in sc["obstacles"]:
+        if ob["type"] == "sphere":
+            r = np.linalg.norm(fr[0][0] - np.array(ob["center"]), axis=1)
+            bad += int((r < ob["radius"]).sum())
+    return None if bad == 0 else f"{bad} boids start inside an obstacle"
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    print(f"1..{len(CASES)}")
+    for k, (desc, fn) in enumerate(CASES, 1):
+        try:
+            msg = fn()
+        except Exception as e:  # a failed run or a crash is a failure
+            msg = f"{type(e).__name__}: {e}"
+        if msg is None:
+            print(f"ok {k} - {desc}")
+        else:
+            print(f"not ok {k} - {desc}")
+            print(f"# {msg}")
+
+
+main()
