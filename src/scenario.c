@@ -482,13 +482,13 @@ static int apply_override(const struct ctx *c, cJSON *root, const char *text)
 			util_err_set(c->err, "--set %s: malformed key", text);
 			goto fail;
 		}
-		if (br) { /* name[index]: one element of a vector */
+		if (br) { /* name[index]: one element of an array */
 			char *end;
 			long idx = strtol(br + 1, &end, 10);
 			cJSON *arr;
 
 			*br = '\0';
-			if (!last || end == br + 1 || strcmp(end, "]") != 0 || idx < 0) {
+			if (end == br + 1 || strcmp(end, "]") != 0 || idx < 0) {
 				util_err_set(c->err, "--set %s: malformed index", text);
 				goto fail;
 			}
@@ -498,8 +498,19 @@ static int apply_override(const struct ctx *c, cJSON *root, const char *text)
 					     text, seg, idx);
 				goto fail;
 			}
-			cJSON_ReplaceItemInArray(arr, (int)idx, value);
-			return 0;
+			if (last) {
+				cJSON_ReplaceItemInArray(arr, (int)idx, value);
+				return 0;
+			}
+			/* name[index].key: into an element that is an object
+			 * (attractors[0].strength) */
+			node = cJSON_GetArrayItem(arr, (int)idx);
+			if (!cJSON_IsObject(node)) {
+				util_err_set(c->err, "--set %s: %s[%ld] is not an object", text,
+					     seg, idx);
+				goto fail;
+			}
+			continue;
 		}
 		child = cJSON_GetObjectItemCaseSensitive(node, seg);
 		if (last) {
@@ -1157,11 +1168,14 @@ static int parse_population(const struct ctx *c, const cJSON *root, struct scena
 }
 
 /* The keys a schedule may change: parameters, never the flock's size,
- * dimensions, box, seed or time step. */
+ * dimensions, box, seed or time step. Attractors and obstacles too: the
+ * seed programs' mouse tools moved and retuned them, and drew and erased
+ * obstacles, during a run. */
 static const char *const SCHEDULABLE[] = {
 	"radii", "weights", "speed.min", "speed.max", "speed.variation", "max_force",
 	"noise", "view_angle", "max_turn", "target.position", "target.radius",
-	"bounds.margin", "hue.weight", "hue.radius", NULL};
+	"bounds.margin", "hue.weight", "hue.radius", "attractors", "obstacles",
+	"turn_rate", "return", NULL};
 
 /* Sets object o's key to v unless it has it (creating o under parent when
  * absent); 0, or -1 out of memory. */
@@ -1270,7 +1284,8 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 			if (*ok == NULL) {
 				fail(c, path, "\"%s\" cannot change during a run (only radii, "
 				     "weights, speeds, max_force, noise, view_angle, max_turn, "
-				     "target, bounds.margin and hue can)", kv->string);
+				     "turn_rate, target, return, bounds.margin, hue, attractors "
+				     "and obstacles can)", kv->string);
 				goto fail;
 			}
 			val = cJSON_PrintUnformatted(kv);

@@ -385,6 +385,31 @@ def c004_start():
     return None if bad == 0 else f"{bad} boids start inside an obstacle"
 
 
+@case("seed 004: obstacles drawn and erased at given steps (schedule): none holds a boid while it exists")
+def c004_draw():
+    big = {"type": "sphere", "center": [40, 50], "radius": 6}
+    box = {"type": "box", "min": [50, 40], "max": [70, 60]}
+    sched = [{"step": 30, "set": {"obstacles": [big, box]}},
+             {"step": 70, "set": {"obstacles": [], "attractors[0].strength": 0.2}}]
+    sc, fr = run("javafx-2d-attractor-then-repeller", "count=3000",
+                 "schedule=" + json.dumps(sched))
+
+    def inside(P):
+        c = np.linalg.norm(P - np.array(big["center"]), axis=1) < big["radius"]
+        b = ((P > np.array(box["min"])) & (P < np.array(box["max"]))).all(axis=1)
+        return int(c.sum()), int(b.sum())
+    before = inside(fr[30][0])
+    during = [inside(fr[t][0]) for t in range(31, 71)]
+    after = inside(fr[STEPS][0])
+    if min(before) == 0:
+        return f"the test needs boids where the obstacles will be drawn ({before})"
+    if any(c or b for c, b in during):
+        return f"boids inside a drawn obstacle: {during}"
+    if after[1] == 0:
+        return "no boid back where the erased box was"
+    return None
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     print(f"1..{len(CASES)}")
