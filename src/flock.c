@@ -252,6 +252,26 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 	#pragma omp parallel for schedule(static) reduction(+:crowded) if (n >= util_parallel_min)
 	for (i = 0; i < n; i++)
 		crowded += draw_boid(f, sc, &box, i, (uint32_t)i, sc->start_min, sc->start_max, 1) != 0;
+	/* A start from a file (start.h): its state, checked when it was read;
+	 * the draws above gave what the file does not hold (a hue). */
+	if (sc->start_data) {
+		const float *sd = sc->start_data;
+
+		crowded = 0;
+		#pragma omp parallel for schedule(static) private(d) if (n >= util_parallel_min)
+		for (i = 0; i < n; i++) {
+			for (d = 0; d < 2 * dims; d++)
+				(d < dims ? f->pos[d] : f->vel[d - dims])[i] = sd[(size_t)d * n + i];
+			if (sc->start_hue) {
+				double s, c, t = sd[(size_t)(2 * dims) * n + i];
+
+				/* cos and sin of 2 pi t from those of 2 pi t - pi */
+				detmath_sincos(2.0 * DETMATH_PI * t - DETMATH_PI, &s, &c);
+				f->hue[0][i] = (float)-c;
+				f->hue[1][i] = (float)-s;
+			}
+		}
+	}
 	if (crowded > 0) {
 		util_err_set(err, "no room to start: %zu boids fell inside obstacles in each of "
 			     "%d tries (the start region is covered)", crowded, FLOCK_PLACE_TRIES);

@@ -22,6 +22,7 @@
 #include "outfile.h"
 #include "scenario.h"
 #include "sim.h"
+#include "start.h"
 #include "traj.h"
 #include "util.h"
 
@@ -453,6 +454,11 @@ static int run(struct options *o)
 
 	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, &err) != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (start_load(&sc, &err) != 0) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		scenario_free(&sc);
 		return EXIT_USAGE;
 	}
 	for (d = 0; d < sc.n_notes; d++)

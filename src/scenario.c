@@ -66,7 +66,7 @@ static const struct skey RETURN_KEYS[] = {
 static const struct skey START_KEYS[] = {
 	{"shape", NULL, 0}, {"min", NULL, 0}, {"max", NULL, 0}, {"center", NULL, 0},
 	{"radius", NULL, 0}, {"heading", NULL, 0}, {"spread", NULL, 0}, {"speed", NULL, 0},
-	{NULL, NULL, 0}};
+	{"file", NULL, 0}, {"step", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
 	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
@@ -920,6 +920,54 @@ static int parse_return(const struct ctx *c, const cJSON *root, struct scenario 
 
 static const char *const START_SHAPES[] = {"box", "ball", "point"};
 
+/* start.file, and start.step; no other start key goes with them. The path
+ * is taken from the scenario file's directory (the current one for
+ * standard input) and resolved, so that the effective scenario names the
+ * file from anywhere; its content is read by start_load (start.h). */
+static int parse_start_file(const struct ctx *c, const cJSON *root, struct scenario *sc)
+{
+	static const char *const ALONE[] = {"shape", "min", "max", "center", "radius",
+					    "heading", "spread", "speed", NULL};
+	const cJSON *f = lookup(root, "start.file"), *st = lookup(root, "start");
+	const char *const *k, *slash;
+	char *joined;
+	size_t dl;
+
+	for (k = ALONE; *k; k++)
+		if (cJSON_GetObjectItemCaseSensitive(st, *k)) {
+			char p[32];
+
+			snprintf(p, sizeof p, "start.%s", *k);
+			fail(c, p, "not with start.file (the file gives the start)");
+			return -1;
+		}
+	if (!cJSON_IsString(f) || f->valuestring[0] == '\0') {
+		fail(c, "start.file", "expected the name of a trajectory or CSV file");
+		return -1;
+	}
+	if (lookup(root, "start.step") &&
+	    read_uint(c, root, "start.step", 0, UINT64_C(1) << 53, 0, 0, &sc->start_step))
+		return -1;
+	slash = strrchr(c->file, '/');
+	dl = f->valuestring[0] == '/' || slash == NULL || strcmp(c->file, "<stdin>") == 0 ? 0 :
+	     (size_t)(slash - c->file) + 1;
+	joined = malloc(dl + strlen(f->valuestring) + 1);
+	if (joined == NULL) {
+		util_err_set(c->err, "out of memory");
+		return -1;
+	}
+	memcpy(joined, c->file, dl);
+	strcpy(joined + dl, f->valuestring);
+	sc->start_file = realpath(joined, NULL);
+	if (sc->start_file == NULL) {
+		fail(c, "start.file", "%s: %s", joined, strerror(errno));
+		free(joined);
+		return -1;
+	}
+	free(joined);
+	return 0;
+}
+
 /* start: shape, min/max (box), center/radius (ball, point), heading,
  * spread, speed (a number, or [lo, hi]). */
 static int parse_start(const struct ctx *c, const cJSON *root, struct scenario *sc)
@@ -935,6 +983,13 @@ static int parse_start(const struct ctx *c, const cJSON *root, struct scenario *
 	sc->start_speed_hi = sc->speed_max;
 	sc->start_shape = START_BOX;
 	sc->has_start = lookup(root, "start") != NULL;
+	sc->start_step = UINT64_MAX;
+	if (lookup(root, "start.file"))
+		return parse_start_file(c, root, sc);
+	if (lookup(root, "start.step")) {
+		fail(c, "start.step", "only with start.file");
+		return -1;
+	}
 	if (n) {
 		for (i = 0; i < sizeof START_SHAPES / sizeof START_SHAPES[0]; i++)
 			if (cJSON_IsString(n) && strcmp(n->valuestring, START_SHAPES[i]) == 0)
@@ -1221,8 +1276,9 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 		return -1;
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(work, "schedule");
-	/* The population is the run's, not a stage's. */
+	/* The population and the start are the run's, not a stage's. */
 	cJSON_DeleteItemFromObjectCaseSensitive(work, "population");
+	cJSON_DeleteItemFromObjectCaseSensitive(work, "start");
 	/* The hue radius defaults to the alignment radius at the start: a
 	 * schedule changes it only through hue.radius, so that the effective
 	 * scenario, which names it, runs the same stages. */
@@ -1904,7 +1960,12 @@ char *scenario_to_json(const struct scenario *sc)
 		add_used(sc, o, "return.weight", sc->w_return);
 	}
 	add_used(sc, root, "turn_rate", sc->turn_rate);
-	if (sc->has_start) {
+	if (sc->start_file) {
+		o = cJSON_AddObjectToObject(root, "start");
+		cJSON_AddStringToObject(o, "file", sc->start_file);
+		if (sc->start_step != UINT64_MAX)
+			cJSON_AddNumberToObject(o, "step", (double)sc->start_step);
+	} else if (sc->has_start) {
 		o = cJSON_AddObjectToObject(root, "start");
 		cJSON_AddStringToObject(o, "shape", START_SHAPES[sc->start_shape]);
 		if (sc->start_shape == START_BOX) {
@@ -1968,6 +2029,10 @@ void scenario_free(struct scenario *sc)
 	sc->n_stages = 0;
 	free(sc->description);
 	sc->description = NULL;
+	free(sc->start_file);
+	sc->start_file = NULL;
+	util_free(sc->start_data);
+	sc->start_data = NULL;
 	for (i = 0; i < sc->n_notes; i++)
 		free(sc->notes[i]);
 	sc->n_notes = 0;

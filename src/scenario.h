@@ -151,6 +151,15 @@ struct scenario {
 	int has_start_heading;
 	double start_heading[3], start_spread;
 	double start_speed_lo, start_speed_hi;
+	/* Or from a file (start.file, its path as resolved; start.step, the
+	 * frame's step, UINT64_MAX for the last): start_load (start.h) reads
+	 * it into start_data, count x start_fields floats, field after field
+	 * (positions, velocities, and the hue in turns when both the file and
+	 * the scenario have one), in id order. */
+	char *start_file;
+	uint64_t start_step;
+	int start_fields, start_hue;
+	float *start_data;
 	/* Keys given that the model does not use, one note each, for the
 	 * caller to report (a sweep over such a key would change nothing). */
 	char *notes[SCENARIO_NOTES_MAX];
