@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
@@ -291,6 +292,64 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Whether two names given for outputs are one file: the same inode when
+ * both exist (so also through a symbolic or a hard link), else the same
+ * name in the same directory, which is what the writers' renames replace.
+ * A character device (/dev/null) is written as a stream, never replaced,
+ * and takes any number of writers. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0, same;
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	char *da, *db, *ra = NULL, *rb = NULL;
+
+	if (ea || eb)
+		return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+		       !S_ISCHR(sa.st_mode);
+	da = ba ? strndup(a, (size_t)(ba - a) + 1) : strdup(".");
+	db = bb ? strndup(b, (size_t)(bb - b) + 1) : strdup(".");
+	if (da && db) {
+		ra = realpath(da, NULL);
+		rb = realpath(db, NULL);
+	}
+	if (ra && rb)
+		same = strcmp(ra, rb) == 0 && strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) == 0;
+	else /* a directory that is not there: the run fails on it anyway */
+		same = strcmp(a, b) == 0;
+	free(da);
+	free(db);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+/* No two of -o, --metrics and --checkpoint may be one file: the last to be
+ * renamed into place would replace the others, and a completed run would
+ * remove its checkpoint, the output with it. For that removal too, the
+ * checkpoint must not be a device or a pipe. */
+static int check_distinct(const struct options *o)
+{
+	const char *name[3] = {"-o", "--metrics", "--checkpoint"};
+	const char *path[3] = {o->output, o->metrics, o->checkpoint};
+	char msg[3 * 4096];
+	struct stat st;
+	int i, j;
+
+	if (o->checkpoint && stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))
+		return usage_error("--checkpoint %s: expected a regular file, which a run "
+				   "replaces and removes", o->checkpoint);
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++)
+			if (path[i] && path[j] && strcmp(path[i], "-") != 0 &&
+			    strcmp(path[j], "-") != 0 && same_file(path[i], path[j])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s name the same file",
+					 name[i], path[i], name[j], path[j]);
+				return usage_error("%s", msg);
+			}
+	return 0;
+}
+
 /* Where the frames of a stopped run are: its temporary file when it was
  * killed, else the file it closed (CSV as FILE.partial). */
 static const char *resume_source(const char *tmp, const char *final, int csv, char *buf,
@@ -481,6 +540,9 @@ static int run(struct options *o)
 		status = usage_error("%s", "--metrics - and -o - cannot both use stdout");
 		goto out;
 	}
+	if ((status = check_distinct(o)) != 0)
+		goto out;
+	status = 1;
 	if (o->output && !o->format) {
 		if (strcmp(o->output, "-") == 0) {
 			status = usage_error("%s", "-o - needs --format bin, csv or csv.gz");
