@@ -1,5 +1,6 @@
 /* checkpoint.c: writes and reads checkpoints: magic, version, dims, count,
- * step, the effective scenario, the program version, the output files, the
+ * step, the effective scenario, the program version, the output files and
+ * what each held before the step's outputs (bytes and CRC-32), the
  * wandering target; with a population schedule the next id and the live
  * ids in increasing order; the positions and velocities in id order, with
  * colour following the hue vectors (cosines, then sines) in id order; with
@@ -88,6 +89,10 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 	put_str(&k, files->output_tmp);
 	put_str(&k, files->metrics);
 	put_str(&k, files->metrics_tmp);
+	put_u64(&k, files->output_bytes);
+	put_u32(&k, files->output_sum);
+	put_u64(&k, files->metrics_bytes);
+	put_u32(&k, files->metrics_sum);
 	for (d = 0; d < 3; d++) {
 		uint64_t u;
 
@@ -239,6 +244,10 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	files->output_tmp = get_str(&r);
 	files->metrics = get_str(&r);
 	files->metrics_tmp = get_str(&r);
+	files->output_bytes = get_u64(&r);
+	files->output_sum = get_u32(&r);
+	files->metrics_bytes = get_u64(&r);
+	files->metrics_sum = get_u32(&r);
 	for (d = 0; d < 3; d++) {
 		uint64_t u = get_u64(&r);
 
@@ -319,3 +328,4 @@ void checkpoint_files_free(struct checkpoint_files *files)
 	free(files->metrics_tmp);
 	memset(files, 0, sizeof *files);
 }
+

@@ -8,14 +8,18 @@
 #include "util.h"
 
 #define CHECKPOINT_MAGIC "BOIDCKPT"
-#define CHECKPOINT_VERSION 1
+#define CHECKPOINT_VERSION 2
 #define CHECKPOINT_STRING_MAX (16u << 20)
 
 /* Where the run's outputs were being written when the checkpoint was
- * taken: the final names and the temporary files that held the data. */
+ * taken: the final names and the temporary files that held the data; and
+ * what each held before the outputs of the checkpoint's step: its bytes
+ * (the trajectory's before gzip) and their CRC-32. */
 struct checkpoint_files {
 	char *output, *output_tmp;
 	char *metrics, *metrics_tmp;
+	uint64_t output_bytes, metrics_bytes;
+	uint32_t output_sum, metrics_sum;
 };
 
 /* Writes the state of s (id order), the effective scenario and the files
@@ -32,5 +36,6 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		    struct util_err *err);
 
 void checkpoint_files_free(struct checkpoint_files *files);
+
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -361,98 +362,173 @@ static const char *resume_source(const char *tmp, const char *final, int csv, ch
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
+/* How many frames (or metrics rows, every K-th step) a run writes before
+ * step: those of steps 0, K, 2K, ... below it. */
+static uint64_t written_before(uint64_t step, uint64_t every)
+{
+	return step == 0 ? 0 : (step - 1) / every + 1;
+}
+
 /* Resuming: the frames before the checkpoint's step, read back from the
  * stopped run's output and written again, so the file is the same as if
- * the run had never stopped. */
-static int copy_frames(const struct scenario *sc, const struct checkpoint_files *cf,
-		       const char *output, enum traj_format fmt, struct traj_writer *w,
-		       uint64_t before, float *const frame[TRAJ_FIELDS_MAX],
-		       struct traj_agents *a, struct util_err *err)
+ * the run had never stopped. They must be that run's: its scenario and
+ * seed, exactly its frames' steps, and, written again, the same bytes as
+ * the checkpoint says the stopped run had written. Anything else sets
+ * *refused (a usage error, nothing touched). */
+static int copy_frames(const struct scenario *sc, const char *json,
+		       const struct checkpoint_files *cf, const char *output,
+		       enum traj_format fmt, struct traj_writer *w, uint64_t before,
+		       float *const frame[TRAJ_FIELDS_MAX], struct traj_agents *a, int *refused,
+		       struct util_err *err)
 {
 	const struct traj_header *h;
 	char buf[4096];
 	const char *src = resume_source(cf->output_tmp, output, fmt != TRAJ_BIN, buf, sizeof buf);
-	struct traj_reader *r;
-	uint64_t step, last = 0;
-	int rc, n = 0;
+	struct traj_reader *r = NULL;
+	uint64_t step, k, n = written_before(before, sc->every), bytes;
+	uint32_t sum;
+	int rc = -1;
 
+	*refused = 1;
 	if (src == NULL) {
 		util_err_set(err, "cannot resume: the stopped run's output (%s) is gone", output);
-		return -1;
+		goto out;
 	}
 	if (!(r = traj_reader_open(src, err)))
-		return -1;
-	/* The frames must fit this run's: its dimensions, hue, agents and
-	 * at most as many boids (or agents) as it can hold. */
+		goto out;
+	/* The frames must fit this run's: its format, dimensions, hue,
+	 * agents and at most as many boids (or agents) as it can hold. */
 	h = traj_reader_header(r);
-	if (h->dims != sc->dims || h->has_hue != sc->has_hue || h->has_agents != (a != NULL) ||
+	if (h->format != fmt || h->dims != sc->dims || h->has_hue != sc->has_hue ||
+	    h->has_agents != (a != NULL) ||
 	    h->count > (a ? sim_frame_capacity(sc) : sc->count) ||
 	    (!a && h->count != sc->count)) {
 		util_err_set(err, "cannot resume: %s does not hold this run's frames", src);
-		traj_reader_close(r);
-		return -1;
+		goto out;
 	}
-	while ((rc = a ? traj_read_frame_agents(r, &step, frame, a, err) :
-		     traj_read_frame(r, &step, frame, err)) == 1 && step < before) {
+	if (fmt == TRAJ_BIN && (h->seed != sc->seed || strcmp(h->scenario, json) != 0)) {
+		util_err_set(err, "cannot resume: %s is another run's output (its %s is not the "
+			     "checkpoint's)", src, h->seed != sc->seed ? "seed" : "scenario");
+		goto out;
+	}
+	/* Exactly the frames before the step, and not one more: what the
+	 * stopped run wrote after its checkpoint may be cut short. */
+	for (k = 0; k < n; k++) {
+		int got = a ? traj_read_frame_agents(r, &step, frame, a, err) :
+			      traj_read_frame(r, &step, frame, err);
+
+		if (got < 0)
+			goto out;
+		if (got == 0 || step != k * sc->every) {
+			util_err_set(err, "cannot resume: %s has %s step %llu where the checkpoint "
+				     "needs step %llu", src, got == 0 ? "no frame after" : "a frame of",
+				     (unsigned long long)(got == 0 ? traj_reader_last_step(r) : step),
+				     (unsigned long long)(k * sc->every));
+			goto out;
+		}
 		if ((a ? traj_write_frame_agents(w, step, frame, a, err) :
 		     traj_write_frame(w, step, frame, err)) != 0) {
-			rc = -1;
-			break;
+			*refused = 0;
+			goto out;
 		}
-		last = step;
-		n++;
 	}
-	traj_reader_close(r);
-	if (rc < 0)
-		return -1;
-	if (before > 0 && n == 0) {
-		util_err_set(err, "cannot resume: %s holds no frames before step %llu", src,
-			     (unsigned long long)before);
-		return -1;
+	traj_writer_mark(w, &bytes, &sum);
+	if (bytes != cf->output_bytes || sum != cf->output_sum) {
+		util_err_set(err, "cannot resume: the frames in %s are not the ones the "
+			     "checkpointed run wrote", src);
+		goto out;
 	}
-	util_msg(UTIL_VERBOSE, "resumed %d frames (to step %llu) from %s", n,
-		 (unsigned long long)last, src);
-	return 0;
+	util_msg(UTIL_VERBOSE, "resumed %llu frames from %s", (unsigned long long)n, src);
+	rc = 0;
+out:
+	if (r)
+		traj_reader_close(r);
+	return rc;
 }
 
-/* The same for the metrics table: its rows before the step. */
+/* The same for the metrics table: its rows before the step, checked the
+ * same way (their steps, then their bytes' CRC against the checkpoint's). */
 static int copy_rows(const struct checkpoint_files *cf, const char *metrics,
-		     struct outfile *mout, uint64_t before, struct util_err *err)
+		     struct outfile *mout, uint64_t before, uint64_t every, int *refused,
+		     struct util_err *err)
 {
 	char buf[4096], line[8192];
 	const char *src = resume_source(cf->metrics_tmp, metrics, 1, buf, sizeof buf);
-	FILE *in;
+	uint64_t k, n = written_before(before, every), bytes = 0;
+	uLong sum = crc32(0L, Z_NULL, 0);
+	FILE *in = NULL;
+	int rc = -1;
 
+	*refused = 1;
 	if (src == NULL) {
 		util_err_set(err, "cannot resume: the stopped run's metrics (%s) are gone", metrics);
-		return -1;
+		goto out;
 	}
 	if (!(in = fopen(src, "r"))) {
-		util_err_set(err, "%s: %s", src, strerror(errno));
-		return -1;
+		util_err_set(err, "cannot resume: %s: %s", src, strerror(errno));
+		goto out;
 	}
-	if (fgets(line, sizeof line, in) == NULL) /* the header, already written */
-		line[0] = '\0';
-	while (fgets(line, sizeof line, in)) {
-		if (strchr(line, '\n') == NULL || strtoull(line, NULL, 10) >= before)
-			break;
-		fputs(line, mout->fp);
+	/* the header (already written) and the n rows */
+	for (k = 0; k <= n; k++) {
+		char *end;
+
+		if (!fgets(line, sizeof line, in) || !strchr(line, '\n')) {
+			util_err_set(err, "cannot resume: %s ends before the checkpoint's step", src);
+			goto out;
+		}
+		if (k > 0 && (strtoull(line, &end, 10) != (k - 1) * every || *end != ',')) {
+			util_err_set(err, "cannot resume: %s has no row of step %llu where the "
+				     "checkpoint needs one", src, (unsigned long long)(k - 1) * every);
+			goto out;
+		}
+		bytes += strlen(line);
+		sum = crc32_z(sum, (const Bytef *)line, strlen(line));
+		if (k > 0)
+			fputs(line, mout->fp);
 	}
-	fclose(in);
-	return 0;
+	if (bytes != cf->metrics_bytes || (uint32_t)sum != cf->metrics_sum) {
+		util_err_set(err, "cannot resume: the rows in %s are not the ones the "
+			     "checkpointed run wrote", src);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (in)
+		fclose(in);
+	return rc;
 }
 
+/* The checkpoint of this step, after the outputs of the step are on disk;
+ * cf holds what the outputs held before them (main's loop marks it). From
+ * then on a failure leaves the outputs' temporary files as far as the
+ * checkpoint covers, for --resume, and what a resumed run read is spent. */
 static int save_checkpoint(const struct options *o, const struct sim *sim, const char *json,
 			   const char *generator, struct traj_writer *w, struct outfile *mout,
+			   struct checkpoint_files *cf, struct checkpoint_files *resumed,
 			   struct util_err *err)
 {
-	struct checkpoint_files cf = {(char *)o->output,
-				      w ? (char *)traj_writer_temp_path(w) : NULL,
-				      (char *)o->metrics, mout ? mout->tmp : NULL};
-
-	if ((w && traj_writer_sync(w, err) != 0) || (mout && outfile_sync(mout, err) != 0))
+	cf->output = (char *)o->output;
+	cf->output_tmp = w ? (char *)traj_writer_temp_path(w) : NULL;
+	cf->metrics = (char *)o->metrics;
+	cf->metrics_tmp = mout ? mout->tmp : NULL;
+	if ((w && traj_writer_sync(w, err) != 0) || (mout && outfile_sync(mout, err) != 0) ||
+	    (mout && outfile_sum(mout, cf->metrics_bytes, &cf->metrics_sum, err) != 0) ||
+	    checkpoint_write(o->checkpoint, sim, json, generator, cf, err) != 0)
 		return -1;
-	return checkpoint_write(o->checkpoint, sim, json, generator, &cf, err);
+	if (w)
+		traj_writer_keep(w, traj_writer_synced(w));
+	if (mout)
+		outfile_keep(mout, mout->synced);
+	if (resumed->output_tmp && resumed->output_tmp[0] &&
+	    !(cf->output_tmp && strcmp(resumed->output_tmp, cf->output_tmp) == 0))
+		unlink(resumed->output_tmp);
+	if (resumed->metrics_tmp && resumed->metrics_tmp[0] &&
+	    !(cf->metrics_tmp && strcmp(resumed->metrics_tmp, cf->metrics_tmp) == 0))
+		unlink(resumed->metrics_tmp);
+	free(resumed->output_tmp);
+	free(resumed->metrics_tmp);
+	resumed->output_tmp = resumed->metrics_tmp = NULL;
+	return 0;
 }
 
 /* A checkpoint write that was killed leaves its temporary file,
@@ -505,8 +581,9 @@ static int run(struct options *o)
 	struct traj_agents agents = {0, NULL, NULL}, *ag = NULL;
 	uint64_t cap;
 	char *json = NULL, generator[64];
-	int status = 1, d, sim_ok = 0, tty, met_ok = 0;
+	int status = 1, d, sim_ok = 0, tty, met_ok = 0, refused;
 	struct checkpoint_files resumed = {0};
+	uint64_t on_disk = UINT64_MAX; /* the step of the checkpoint on disk, if any */
 	struct metrics met;
 	struct outfile mout = {0};
 	double t0, last = 0, t_out = 0;
@@ -597,9 +674,10 @@ static int run(struct options *o)
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
 		}
-		if (o->resume && copy_frames(&sc, &resumed, o->output, fmt, w, sim.step, frame, ag,
-					     &err) != 0) {
+		if (o->resume && copy_frames(&sc, json, &resumed, o->output, fmt, w, sim.step, frame,
+					     ag, &refused, &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
+			status = refused ? EXIT_USAGE : 1;
 			goto out;
 		}
 	}
@@ -615,20 +693,40 @@ static int run(struct options *o)
 		}
 		if (metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
 			goto metrics_failed;
-		if (o->resume && copy_rows(&resumed, o->metrics, &mout, sim.step, &err) != 0) {
+		if (o->resume && copy_rows(&resumed, o->metrics, &mout, sim.step,
+					   o->metrics_every ? o->metrics_every : sc.every, &refused,
+					   &err) != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
+			status = refused ? EXIT_USAGE : 1;
 			goto out;
 		}
 	}
 	tty = isatty(STDERR_FILENO) && util_verbosity >= UTIL_NORMAL;
 	t0 = util_seconds();
+	if (o->resume)
+		on_disk = sim.step;
 	for (;;) {
+		/* One look at the signal per step, so that the frame, the row
+		 * and the checkpoint of the step where it stops agree. */
+		int stop = stop_signal != 0;
+		int ck = o->checkpoint && sim.step != sc.steps &&
+			 ((o->checkpoint_every && sim.step % o->checkpoint_every == 0) || stop);
+		struct checkpoint_files cf = {0};
+
 		if (o->check_invariants && sim_check(&sim, &err) != 0) {
-			fprintf(stderr, "boidsim: invariant violated: %s\n", err.msg);
-			goto out;
+			char msg[sizeof err.msg];
+
+			memcpy(msg, err.msg, sizeof msg);
+			util_err_set(&err, "invariant violated: %s", msg);
+			goto failed;
 		}
+		/* What the outputs hold before this step's, for a checkpoint. */
+		if (ck && w)
+			traj_writer_mark(w, &cf.output_bytes, &cf.output_sum);
+		if (ck && met_ok)
+			cf.metrics_bytes = (uint64_t)ftell(mout.fp);
 		/* Step 0, every K-th, the last, and wherever a signal stops us. */
-		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop_signal)) {
+		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop)) {
 			double tw = util_seconds();
 
 			if (ag)
@@ -636,28 +734,25 @@ static int run(struct options *o)
 			else
 				flock_to_id_order(&sim.flock, frame);
 			if ((ag ? traj_write_frame_agents(w, sim.step, frame, ag, &err) :
-			     traj_write_frame(w, sim.step, frame, &err)) != 0) {
-				fprintf(stderr, "boidsim: %s\n", err.msg);
-				goto out;
-			}
+			     traj_write_frame(w, sim.step, frame, &err)) != 0)
+				goto failed;
 			t_out += util_seconds() - tw;
 		}
 		if (met_ok && (sim.step % (o->metrics_every ? o->metrics_every : sc.every) == 0 ||
-			       sim.step == sc.steps || stop_signal)) {
+			       sim.step == sc.steps || stop)) {
 			struct metrics_row row;
 
 			sim_measure(&sim, &met, &row);
 			if (metrics_write_row(mout.fp, sc.dims, sim.step, sc.dt, &row) != 0)
 				goto metrics_failed;
 		}
-		/* A checkpoint after the outputs of this step are on disk. */
-		if (o->checkpoint && sim.step != sc.steps &&
-		    ((o->checkpoint_every && sim.step % o->checkpoint_every == 0) || stop_signal) &&
-		    save_checkpoint(o, &sim, json, generator, w, met_ok ? &mout : NULL, &err) != 0) {
-			fprintf(stderr, "boidsim: %s\n", err.msg);
-			goto out;
+		if (ck) {
+			if (save_checkpoint(o, &sim, json, generator, w, met_ok ? &mout : NULL, &cf,
+					    &resumed, &err) != 0)
+				goto failed;
+			on_disk = sim.step;
 		}
-		if (sim.step == sc.steps || stop_signal)
+		if (sim.step == sc.steps || stop)
 			break;
 		sim_step(&sim);
 		if (tty && util_seconds() - last > 0.25) {
@@ -671,12 +766,10 @@ static int run(struct options *o)
 		enum traj_status st = stop_signal ? TRAJ_INTERRUPTED : TRAJ_COMPLETE;
 		double tw = util_seconds();
 
-		if (traj_writer_close(w, st, &err) != 0) {
-			w = NULL;
-			fprintf(stderr, "boidsim: %s\n", err.msg);
-			goto out;
-		}
+		d = traj_writer_close(w, st, &err);
 		w = NULL;
+		if (d != 0)
+			goto failed;
 		t_out += util_seconds() - tw;
 		if (strcmp(o->output, "-") != 0)
 			util_msg(UTIL_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
@@ -686,10 +779,8 @@ static int run(struct options *o)
 	}
 	report_stats(&sim.stats, util_seconds() - t0, t_out);
 	if (met_ok && (stop_signal ? outfile_commit_partial(&mout, &err) :
-			      outfile_commit(&mout, &err)) != 0) {
-		fprintf(stderr, "boidsim: %s\n", err.msg);
-		goto out;
-	}
+			      outfile_commit(&mout, &err)) != 0)
+		goto failed;
 	if (!stop_signal && o->checkpoint) {
 		/* Done: the checkpoint and what a resumed run read are spent. */
 		if (o->resume)
@@ -703,7 +794,16 @@ alloc_failed:
 	fprintf(stderr, "boidsim: %s\n", err.msg);
 	goto out;
 metrics_failed:
-	fprintf(stderr, "boidsim: %s: write failed: %s\n", o->metrics, strerror(errno));
+	util_err_set(&err, "%s: write failed: %s", o->metrics, strerror(errno));
+failed:
+	/* The outputs' temporary files were kept as far as the checkpoint
+	 * covers (save_checkpoint): say how to go on from there. */
+	if (on_disk != UINT64_MAX)
+		fprintf(stderr, "boidsim: %s; the checkpoint %s keeps the run to step %" PRIu64
+			": run the same command with --resume to continue\n", err.msg,
+			o->checkpoint, on_disk);
+	else
+		fprintf(stderr, "boidsim: %s\n", err.msg);
 out:
 	checkpoint_files_free(&resumed);
 	outfile_abort(&mout);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 int outfile_temp(const char *path, char **tmp, struct util_err *err)
 {
@@ -35,6 +36,17 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 	umask(mask);
 	(void)fchmod(fd, 0666 & ~mask);
 	return fd;
+}
+
+void outfile_drop_temp(const char *tmp, int keep, uint64_t size)
+{
+	/* What was written after the checkpoint may end in a cut frame or
+	 * row; a failure to cut it loses nothing the checkpoint covers. */
+	if (tmp && !keep)
+		unlink(tmp);
+	else if (tmp && truncate(tmp, (off_t)size) != 0)
+		util_msg(UTIL_VERBOSE, "%s: cannot cut to %llu bytes: %s", tmp,
+			 (unsigned long long)size, strerror(errno));
 }
 
 void outfile_sync_dir(const char *path)
@@ -99,11 +111,45 @@ fail:
 
 int outfile_sync(struct outfile *o, struct util_err *err)
 {
+	struct stat st;
+
 	if (fflush(o->fp) != 0 || (!o->to_stdout && fsync(fileno(o->fp)) != 0)) {
 		util_err_set(err, "%s: write failed: %s", o->to_stdout ? "stdout" : o->path,
 			     strerror(errno));
 		return -1;
 	}
+	if (!o->to_stdout && fstat(fileno(o->fp), &st) != 0) {
+		util_err_set(err, "%s: %s", o->path, strerror(errno));
+		return -1;
+	}
+	o->synced = o->to_stdout ? 0 : (uint64_t)st.st_size;
+	return 0;
+}
+
+int outfile_sum(struct outfile *o, uint64_t upto, uint32_t *crc, struct util_err *err)
+{
+	unsigned char buf[1 << 16];
+	uLong sum = o->sum;
+	ssize_t got;
+
+	if (o->to_stdout) { /* a stream, which no run resumes from */
+		*crc = 0;
+		return 0;
+	}
+	while (o->sum_len < upto) {
+		size_t want = upto - o->sum_len < sizeof buf ? (size_t)(upto - o->sum_len) : sizeof buf;
+
+		got = pread(fileno(o->fp), buf, want, (off_t)o->sum_len);
+		if (got <= 0) {
+			util_err_set(err, "%s: cannot read back: %s", o->path,
+				     got < 0 ? strerror(errno) : "file shorter than written");
+			return -1;
+		}
+		sum = crc32_z(sum, buf, (size_t)got);
+		o->sum_len += (uint64_t)got;
+		o->sum = (uint32_t)sum;
+	}
+	*crc = o->sum;
 	return 0;
 }
 
@@ -166,9 +212,14 @@ void outfile_abort(struct outfile *o)
 {
 	if (o->fp && o->to_stdout != 1)
 		fclose(o->fp);
-	if (o->tmp)
-		unlink(o->tmp);
+	outfile_drop_temp(o->tmp, o->keep, o->keep_size);
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof *o);
+}
+
+void outfile_keep(struct outfile *o, uint64_t size)
+{
+	o->keep = 1;
+	o->keep_size = size;
 }

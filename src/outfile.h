@@ -4,6 +4,7 @@
 #ifndef BOIDSIM_OUTFILE_H
 #define BOIDSIM_OUTFILE_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "util.h"
 
@@ -11,11 +12,21 @@ struct outfile {
 	FILE *fp;
 	char *path, *tmp;
 	int to_stdout;            /* 1: stdout; 2: a device or pipe, opened by name */
+	uint64_t synced;          /* the file's size at the last outfile_sync */
+	uint64_t sum_len;         /* the bytes outfile_sum has read, and their CRC-32 */
+	uint32_t sum;
+	int keep;                 /* outfile_keep: cut to keep_size, never removed */
+	uint64_t keep_size;
 };
 
 int outfile_open(struct outfile *o, const char *path, struct util_err *err);
 /* Flush and fsync what is written so far (for checkpoints). */
 int outfile_sync(struct outfile *o, struct util_err *err);
+/* After outfile_sync: the CRC-32 of the file's first upto bytes (at least
+ * as many as the last call's), read back from where the last call stopped,
+ * so each byte is read once however many checkpoints there are; 0 for
+ * stdout or a device. */
+int outfile_sum(struct outfile *o, uint64_t upto, uint32_t *crc, struct util_err *err);
 /* Flush, sync, close and rename into place; o is closed either way. */
 int outfile_commit(struct outfile *o, struct util_err *err);
 /* The same under the name PATH.partial, for a run that was stopped: a
@@ -23,6 +34,10 @@ int outfile_commit(struct outfile *o, struct util_err *err);
 int outfile_commit_partial(struct outfile *o, struct util_err *err);
 /* Close and remove the temporary file. Safe on a closed or zeroed o. */
 void outfile_abort(struct outfile *o);
+/* From now on a failed commit or outfile_abort leaves the temporary file,
+ * cut to size bytes (a size outfile_sync reached), instead of removing it:
+ * what a checkpoint covers, for --resume. */
+void outfile_keep(struct outfile *o, uint64_t size);
 
 /* The steps every output file of boidsim shares (this one and the
  * trajectory writer): creates PATH's temporary file, ".NAME.tmp.XXXXXX" in
@@ -30,6 +45,9 @@ void outfile_abort(struct outfile *o);
  * plain open would give; returns its descriptor and sets *tmp (to free),
  * or -1 with err set. */
 int outfile_temp(const char *path, char **tmp, struct util_err *err);
+/* A failed output's temporary file (NULL: none): removed, or with keep
+ * cut to size bytes and left, for a run resumed from a checkpoint. */
+void outfile_drop_temp(const char *tmp, int keep, uint64_t size);
 /* After a rename into PATH's directory: makes the rename itself durable.
  * A failure loses nothing already written, so it is not reported. */
 void outfile_sync_dir(const char *path);

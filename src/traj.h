@@ -190,12 +190,23 @@ void traj_writer_set_ids(struct traj_writer *w, const uint32_t *ids);
 
 /* The temporary file being written (NULL for stdout), and making all it
  * holds durable and readable (for checkpoints: a resumed run reads the
- * frames back from it). */
+ * frames back from it). traj_writer_synced is the file's size at the last
+ * sync (0 for a stream). */
 const char *traj_writer_temp_path(const struct traj_writer *w);
 int traj_writer_sync(struct traj_writer *w, struct util_err *err);
+uint64_t traj_writer_synced(const struct traj_writer *w);
+
+/* The bytes of the file written so far (before gzip) and their CRC-32: a
+ * resumed run, which writes the stopped run's frames again, must come to
+ * the same mark, or the frames it read were not the stopped run's. */
+void traj_writer_mark(const struct traj_writer *w, uint64_t *bytes, uint32_t *crc);
 
 /* Removes the temporary file and frees w. */
 void traj_writer_abort(struct traj_writer *w);
+/* From now on a failure (of traj_writer_close too) or traj_writer_abort
+ * leaves the temporary file, cut to size bytes (a size traj_writer_synced
+ * gave), instead of removing it: what a checkpoint covers, for --resume. */
+void traj_writer_keep(struct traj_writer *w, uint64_t size);
 
 struct traj_header {
 	enum traj_format format;   /* TRAJ_BIN, TRAJ_CSV or TRAJ_CSV_GZ */

@@ -41,6 +41,10 @@ struct traj_writer {
 	char *final;       /* where the file ended up */
 	uint64_t frames, last_step;
 	uint64_t pos;      /* bytes written so far: the offset of the next record */
+	uLong sum;         /* CRC-32 of those bytes (before gzip) */
+	uint64_t synced;   /* the file's size at the last traj_writer_sync */
+	int keep;          /* traj_writer_keep: cut the file to keep_size, never remove it */
+	uint64_t keep_size;
 	int level;         /* zlib level of binary frames */
 	double precision;  /* > 0: lossy frames of this precision */
 	uint32_t chunk, key_interval;
@@ -136,6 +140,8 @@ int traj_format_guess(const char *path, enum traj_format *fmt)
 static int put(struct traj_writer *w, const void *p, size_t n, struct util_err *err)
 {
 	w->pos += n;
+	if (n > 0) /* crc32 of a NULL buffer would restart the CRC */
+		w->sum = crc32_z(w->sum, p, n);
 	if (w->gz) {
 		while (n > 0) {
 			unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
@@ -908,23 +914,40 @@ const char *traj_writer_temp_path(const struct traj_writer *w)
 
 int traj_writer_sync(struct traj_writer *w, struct util_err *err)
 {
+	struct stat st;
+	int fd = w->gz ? w->gz_fd : w->fp ? fileno(w->fp) : -1;
+
 	if (w->gz) {
 		/* a sync flush makes everything so far decodable by itself */
 		if (gzflush(w->gz, Z_SYNC_FLUSH) != Z_OK) {
 			util_err_set(err, "%s: write failed", w->path);
 			return -1;
 		}
-		if (!w->to_stdout && fsync(w->gz_fd) != 0) {
+		if (!w->to_stdout && fsync(fd) != 0) {
 			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
 			return -1;
 		}
-		return 0;
-	}
-	if (fflush(w->fp) != 0 || (!w->to_stdout && fsync(fileno(w->fp)) != 0)) {
+	} else if (fflush(w->fp) != 0 || (!w->to_stdout && fsync(fd) != 0)) {
 		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
 		return -1;
 	}
+	if (!w->to_stdout && fstat(fd, &st) != 0) {
+		util_err_set(err, "%s: %s", w->path, strerror(errno));
+		return -1;
+	}
+	w->synced = w->to_stdout ? 0 : (uint64_t)st.st_size;
 	return 0;
+}
+
+uint64_t traj_writer_synced(const struct traj_writer *w)
+{
+	return w->synced;
+}
+
+void traj_writer_mark(const struct traj_writer *w, uint64_t *bytes, uint32_t *crc)
+{
+	*bytes = w->pos;
+	*crc = (uint32_t)w->sum;
 }
 
 static void writer_free(struct traj_writer *w)
@@ -1048,7 +1071,12 @@ void traj_writer_abort(struct traj_writer *w)
 		gzclose(w->gz);
 	if (w->fp)
 		fclose(w->fp);
-	if (w->tmp)
-		unlink(w->tmp);
+	outfile_drop_temp(w->tmp, w->keep, w->keep_size);
 	writer_free(w);
+}
+
+void traj_writer_keep(struct traj_writer *w, uint64_t size)
+{
+	w->keep = 1;
+	w->keep_size = size;
 }
