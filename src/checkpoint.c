@@ -11,6 +11,7 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,46 @@ static char *get_str(struct source *r)
 	return s;
 }
 
+/* A value the run cannot reach: not finite, or outside the box that
+ * wrap or reflect bounds keep every boid and predator in. */
+static int bad_value(const struct bounds *b, int d, float p, float v)
+{
+	if (!isfinite(p) || !isfinite(v))
+		return 1;
+	return (b->mode == BOUNDS_WRAP && !(p >= b->lo_f[d] && p < b->hi_f[d])) ||
+	       (b->mode == BOUNDS_REFLECT && !(p >= b->lo_f[d] && p <= b->hi_f[d]));
+}
+
+/* The state read, checked as a scenario is, so that a damaged or crafted
+ * checkpoint is refused instead of being simulated. */
+static int state_check(const char *path, const struct sim *s, struct util_err *err)
+{
+	const struct flock *f = &s->flock;
+	const struct bounds *b = &s->rp.box;
+	size_t i;
+	int d;
+
+	for (i = 0; i < f->n; i++) {
+		int bad = f->has_hue && !(isfinite(f->hue[0][i]) && isfinite(f->hue[1][i]));
+
+		for (d = 0; d < f->dims; d++)
+			bad |= bad_value(b, d, f->pos[d][i], f->vel[d][i]);
+		if (bad) {
+			util_err_set(err, "%s: checkpoint damaged (boid %u: a position outside the box "
+				     "or a value not finite)", path, f->id[i]);
+			return -1;
+		}
+	}
+	for (i = 0; i < (size_t)s->pred.n; i++)
+		for (d = 0; d < f->dims; d++)
+			if (bad_value(b, d, s->pred.pos[d][i], s->pred.vel[d][i])) {
+				util_err_set(err, "%s: checkpoint damaged (predator %zu: a position "
+					     "outside the box or a value not finite)", path, i);
+				return -1;
+			}
+	return 0;
+}
+
 int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		    const char *generator, struct checkpoint_files *files,
 		    struct util_err *err)
@@ -301,6 +342,8 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 			memcpy(&dst[i], &u, 4);
 		}
 	}
+	if (!r.bad && state_check(path, s, err) != 0)
+		goto out;
 	/* The population events up to this step are in the state. */
 	for (s->next_event = 0; s->next_event < s->sc->n_events &&
 	     s->sc->events[s->next_event].step <= s->step; s->next_event++)
@@ -329,3 +372,34 @@ void checkpoint_files_free(struct checkpoint_files *files)
 	memset(files, 0, sizeof *files);
 }
 
+/* One output: given now as it was then, and its temporary name its own. */
+static int file_check(const char *path, const char *opt, const char *then, const char *tmp,
+		      const char *now, struct util_err *err)
+{
+	char a[200], b[200];
+
+	if (then && !then[0])
+		then = NULL;
+	if (!then != !now || (then && strcmp(then, now) != 0)) {
+		snprintf(a, sizeof a, then ? "%s %s" : "no %s", opt, then);
+		snprintf(b, sizeof b, now ? "%s %s" : "no %s", opt, now);
+		util_err_set(err, "%s: checkpoint of a run with %s, not %s (resume with the "
+			     "same command)", path, a, b);
+		return -1;
+	}
+	if (tmp && tmp[0] && (!now || !outfile_is_temp(tmp, now))) {
+		util_err_set(err, "%s: checkpoint damaged (the temporary file of %s is not "
+			     "named after it)", path, opt);
+		return -1;
+	}
+	return 0;
+}
+
+int checkpoint_files_check(const char *path, const struct checkpoint_files *files,
+			   const char *output, const char *metrics, struct util_err *err)
+{
+	if (file_check(path, "-o", files->output, files->output_tmp, output, err) != 0 ||
+	    file_check(path, "--metrics", files->metrics, files->metrics_tmp, metrics, err) != 0)
+		return -1;
+	return 0;
+}

@@ -29,13 +29,20 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 		     struct util_err *err);
 
 /* Loads path into s (already initialised from the same scenario): refused
- * unless its scenario and generator are exactly these. Fills files (free
- * with checkpoint_files_free). */
+ * unless its scenario and generator are exactly these, and its state one
+ * the run can reach (finite, inside the box where the box bounds it).
+ * Fills files (free with checkpoint_files_free). */
 int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		    const char *generator, struct checkpoint_files *files,
 		    struct util_err *err);
 
 void checkpoint_files_free(struct checkpoint_files *files);
 
+/* The files of checkpoint path must be the command line's: output and
+ * metrics (NULL when not given) the same names, and the temporary names
+ * ones that these names give (outfile_is_temp), so that resuming reads and
+ * removes no other file. */
+int checkpoint_files_check(const char *path, const struct checkpoint_files *files,
+			   const char *output, const char *metrics, struct util_err *err);
 
 #endif

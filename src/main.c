@@ -352,7 +352,8 @@ static int check_distinct(const struct options *o)
 }
 
 /* Where the frames of a stopped run are: its temporary file when it was
- * killed, else the file it closed (CSV as FILE.partial). */
+ * killed, else the file it closed (CSV as FILE.partial). The checkpoint's
+ * names were checked against the command line's (checkpoint_files_check). */
 static const char *resume_source(const char *tmp, const char *final, int csv, char *buf,
 				 size_t cap)
 {
@@ -649,7 +650,9 @@ static int run(struct options *o)
 	}
 	sim_ok = 1;
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
-	if (o->resume && checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, &err) != 0) {
+	if (o->resume &&
+	    (checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, &err) != 0 ||
+	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, &err) != 0)) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		status = EXIT_USAGE;
 		goto out;

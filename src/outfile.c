@@ -24,7 +24,7 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 	}
 	memcpy(*tmp, path, dirlen);
 	sprintf(*tmp + dirlen, ".%s.tmp.XXXXXX", path + dirlen);
-	fd = mkstemp(*tmp);
+	fd = mkstemp(*tmp); /* the XXXXXX become letters and digits */
 	if (fd < 0) {
 		util_err_set(err, "%s: cannot create: %s", path, strerror(errno));
 		free(*tmp);
@@ -36,6 +36,24 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 	umask(mask);
 	(void)fchmod(fd, 0666 & ~mask);
 	return fd;
+}
+
+int outfile_is_temp(const char *tmp, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0, base = strlen(path) - dirlen;
+	const char *p;
+	int i;
+
+	if (strncmp(tmp, path, dirlen) != 0 || tmp[dirlen] != '.' ||
+	    strncmp(tmp + dirlen + 1, path + dirlen, base) != 0 ||
+	    strncmp(tmp + dirlen + 1 + base, ".tmp.", 5) != 0)
+		return 0;
+	for (i = 0, p = tmp + dirlen + 1 + base + 5; i < 6; i++, p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9')))
+			return 0;
+	return *p == '\0';
 }
 
 void outfile_drop_temp(const char *tmp, int keep, uint64_t size)

@@ -45,6 +45,10 @@ void outfile_keep(struct outfile *o, uint64_t size);
  * plain open would give; returns its descriptor and sets *tmp (to free),
  * or -1 with err set. */
 int outfile_temp(const char *path, char **tmp, struct util_err *err);
+/* Whether tmp is a name outfile_temp could have given PATH's temporary
+ * file: for a name read from a file, which must not make boidsim touch
+ * any other file. */
+int outfile_is_temp(const char *tmp, const char *path);
 /* A failed output's temporary file (NULL: none): removed, or with keep
  * cut to size bytes and left, for a run resumed from a checkpoint. */
 void outfile_drop_temp(const char *tmp, int keep, uint64_t size);

@@ -242,7 +242,8 @@ END_TEST
 /* A checkpoint of a run with predators and a population schedule reads
  * back to the same state; one whose ids or count the schedule does not
  * allow at its step (made with a valid CRC) is refused before anything
- * can be written past the arrays. */
+ * can be written past the arrays, and so is one with a predator's value
+ * not finite or a boid outside the wrapping box. */
 START_TEST(test_checkpoint_population)
 {
 	static const char *const TEXT =
@@ -290,14 +291,21 @@ START_TEST(test_checkpoint_population)
 	at = size - 4 - (size_t)(2 * 2 * 2 * 4) - 15 * 2 * 2 * 4 - 15 * 4 - 4;
 	ck_assert_uint_eq(traj_get_u32(data + at), 20);
 	ck_assert_uint_eq(traj_get_u32(data + at + 4), 0);
-	for (bad = 0; bad < 3; bad++) {
+	for (bad = 0; bad < 5; bad++) {
 		unsigned char *m = malloc(size);
+		float x = bad == 3 ? NAN : 20.0f;
+		uint32_t u;
 
 		memcpy(m, data, size);
+		memcpy(&u, &x, 4);
 		if (bad == 0)
 			traj_put_u32(m + at, 50);      /* ids beyond the schedule's */
-		else
+		else if (bad < 3)
 			traj_put_u64(m + 16, bad == 1 ? 45 : 0); /* too many, or none */
+		else if (bad == 3)
+			traj_put_u32(m + size - 4 - 2 * 2 * 2 * 4, u); /* predator 0's x */
+		else
+			traj_put_u32(m + at + 4 + 15 * 4, u); /* boid 0's x, on the far wall */
 		traj_put_u32(m + size - 4, (uint32_t)crc32(crc32(0L, Z_NULL, 0), m, (uInt)(size - 4)));
 		fp = fopen(path, "wb");
 		ck_assert_uint_eq(fwrite(m, 1, size, fp), size);
