@@ -275,7 +275,8 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 	if (crowded > 0) {
 		util_err_set(err, "no room to start: %zu boids fell inside obstacles in each of "
 			     "%d tries (the start region is covered)", crowded, FLOCK_PLACE_TRIES);
-		goto fail;
+		flock_free(f);
+		return -2;
 	}
 	if (f->rank)
 		flock_reindex(f);

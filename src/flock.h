@@ -44,7 +44,9 @@ struct flock {
 /* Allocates and draws the initial state from the seed: positions uniform in
  * the bounds box, headings uniform on the circle or sphere, speeds uniform
  * in [speed.min, speed.max], hues (with a hue key) uniform in [0, 1) turns.
- * Slots start in id order. */
+ * Slots start in id order. Returns 0, -1 (out of memory), or -2 when the
+ * start region's obstacles leave no room (the scenario's fault: callers
+ * exit 2). */
 int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err);
 void flock_free(struct flock *f);
 

@@ -87,7 +87,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	bounds_apply(ip->box, p, vel);
 	/* Whatever the walls, a corner, rounding to binary32 or a flock that
 	 * started inside did: a boid left inside goes to the nearest surface,
-	 * just outside, moving out of it. The first obstacle it is inside of,
+	 * just outside, moving out of it, then back into the box. The first obstacle it is inside of,
 	 * in index order (only those at its point can hold it); pushed out of
 	 * one, maybe into another: check again. */
 	do {
@@ -123,6 +123,9 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			if (vn < 0)
 				for (k = 0; k < dims; k++)
 					vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
+			/* an obstacle reaching past a wall pushes across it:
+			 * the bounds again (then check again) */
+			bounds_apply(ip->box, p, vel);
 			pushed = 1;
 		}
 	} while (pushed && ++pass <= 64);

@@ -582,7 +582,7 @@ static int run(struct options *o)
 	struct traj_agents agents = {0, NULL, NULL}, *ag = NULL;
 	uint64_t cap;
 	char *json = NULL, generator[64];
-	int status = 1, d, sim_ok = 0, tty, met_ok = 0, refused;
+	int status = 1, d, rc, sim_ok = 0, tty, met_ok = 0, refused;
 	struct checkpoint_files resumed = {0};
 	uint64_t on_disk = UINT64_MAX; /* the step of the checkpoint on disk, if any */
 	struct metrics met;
@@ -644,8 +644,11 @@ static int run(struct options *o)
 	}
 	if (o->output == NULL)
 		util_msg(UTIL_VERBOSE, "no -o given: the trajectory is not written");
-	if (sim_init(&sim, &sc, o->search, &err) != 0) {
+	rc = sim_init(&sim, &sc, o->search, &err);
+	if (rc != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
+		if (rc == -2)
+			status = EXIT_USAGE; /* the scenario leaves no room to start */
 		goto out;
 	}
 	sim_ok = 1;

@@ -10,13 +10,16 @@
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     struct util_err *err)
 {
+	int rc;
+
 	memset(s, 0, sizeof *s);
 	s->sc = sc;
 	s->cur = sc;
 	s->search = search;
 	rules_params_init(&s->rp, sc);
-	if (flock_init(&s->flock, sc, err) != 0)
-		return -1;
+	rc = flock_init(&s->flock, sc, err);
+	if (rc != 0)
+		return rc;
 	if (predators_init(&s->pred, sc, s->flock.cap, err) != 0 ||
 	    (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.cap, err) != 0)) {
 		predators_free(&s->pred);

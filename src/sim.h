@@ -37,6 +37,7 @@ struct sim {
 	struct sim_stats stats;
 };
 
+/* Returns 0, -1, or -2 when the scenario cannot start (flock_init). */
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     struct util_err *err);
 void sim_free(struct sim *s);
