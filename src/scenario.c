@@ -317,6 +317,11 @@ static int check_real(const struct ctx *c, const cJSON *n, const char *path,
 		     lo_open ? "greater than" : "at least", lo, v);
 		return -1;
 	}
+	if (lo_open && lo == 0 && v < SCENARIO_VALUE_MIN) {
+		fail(c, path, "must be at least %g, got %.17g (binary32 squares of smaller "
+		     "values underflow)", SCENARIO_VALUE_MIN, v);
+		return -1;
+	}
 	if (v > hi) {
 		fail(c, path, "must be at most %g, got %.17g", hi, v);
 		return -1;
@@ -585,6 +590,8 @@ static int parse_model(const struct ctx *c, const cJSON *root, enum model_kind *
 static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc);
 
 #define VM_REAL SCENARIO_VALUE_MAX
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* A vector of dims finite numbers at node (path for messages). */
 static int vec_node(const struct ctx *c, const cJSON *n, const char *path, int dims,
@@ -1634,6 +1641,41 @@ invalid:
 	return 0;
 }
 
+/* What most likely broke a parse that stopped at off: arrays and objects
+ * nested deeper than cJSON takes, a \\u escape of a lone surrogate (no
+ * character), or else the usual non-JSON habits. */
+static const char *parse_hint(const char *text, size_t off)
+{
+	size_t i, depth = 0, most = 0;
+	int in_str = 0;
+
+	for (i = 0; i < off; i++) {
+		char ch = text[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == '[' || ch == '{') {
+			if (++depth > most)
+				most = depth;
+		} else if ((ch == ']' || ch == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	if (most >= CJSON_NESTING_LIMIT)
+		return "arrays and objects nested deeper than " STR(CJSON_NESTING_LIMIT) " levels";
+	/* the escape the parser stopped in, or just before */
+	for (i = off >= 12 ? off - 12 : 0; in_str && i + 5 < off + 6 && text[i]; i++)
+		if (text[i] == '\\' && text[i + 1] == 'u' && (text[i + 2] == 'd' || text[i + 2] == 'D') &&
+		    strchr("89abAB", text[i + 3]) && text[i + 3])
+			return "a \\u escape of a lone surrogate (D800 to DFFF) is not a character";
+	return "not valid JSON (NaN, Infinity, comments and trailing commas are not JSON)";
+}
+
 static void line_col(const char *text, size_t off, int *line, int *col)
 {
 	size_t i;
@@ -1684,9 +1726,8 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
 
 		line_col(text, off, &line, &col);
-		util_err_set(err, "%s:%d:%d: parse error: not valid JSON "
-			     "(NaN, Infinity, comments and trailing commas are not JSON)",
-			     name, line, col);
+		util_err_set(err, "%s:%d:%d: parse error: %s", name, line, col,
+			     parse_hint(text, off));
 		goto out;
 	}
 	for (; end < text + len && isspace((unsigned char)*end); end++)

@@ -9,6 +9,10 @@
  * The engine computes in binary32; squared distances of 1e9-sized lengths
  * (1e18) stay far inside its range, so no valid scenario can overflow. */
 #define SCENARIO_VALUE_MAX 1e9
+/* Smallest positive value of a key that must be greater than 0 (a radius,
+ * a speed, a time step): the engine squares lengths in binary32, whose
+ * squares of values below about 1e-19 underflow to 0 or to subnormals. */
+#define SCENARIO_VALUE_MIN 1e-15
 /* How far from the origin an unbounded flock may be able to travel. */
 #define SCENARIO_REACH_MAX 1e18
 /* Largest scenario file read, so hostile input cannot exhaust memory. */
