@@ -114,9 +114,14 @@ double detmath_exp(double x)
 	 * with its low bits zero so that k LN2_HI is exact), then the Taylor
 	 * series of e^r to r^18 (truncation below 1e-19), times 2^k. */
 	static const double LN2_HI = 0x1.62e42fefap-1, LN2_LO = 0x1.cf79abc9e3b3ap-40;
-	double k = floor(x / 0.693147180559945309417 + 0.5), r, sum = 1.0;
+	double k, r, sum = 1.0;
 	int i;
 
+	if (!(x >= -745.0))
+		return 0.0; /* below the least subnormal (and NaN) */
+	if (x > 709.0)
+		return INFINITY;
+	k = floor(x / 0.693147180559945309417 + 0.5);
 	r = (x - k * LN2_HI) - k * LN2_LO;
 	for (i = 18; i >= 1; i--)
 		sum = 1.0 + sum * r / i;

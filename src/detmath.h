@@ -19,7 +19,8 @@ double detmath_log(double x);
  * parts (Cody and Waite), to within about 1e-16 |x| absolute. */
 double detmath_sin(double x);
 
-/* e^x for |x| <= 700, to within 1e-15 relative. */
+/* e^x for |x| <= 700, to within 1e-15 relative; 0 below -745, infinity
+ * above 709. */
 double detmath_exp(double x);
 
 /* A standard normal deviate from two uniforms u1 in (0, 1], u2 in [0, 1)

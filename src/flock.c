@@ -178,7 +178,13 @@ static int draw_boid(struct flock *f, const struct scenario *sc, const struct bo
 		rng_direction(sc->seed, RNG_INIT_HEADING, 0, id, dims, h);
 	}
 	rng_draw4(sc->seed, RNG_INIT_SPEED, 0, id, 0, r);
-	speed = sc->start_speed_lo + rng_unit(r[0], r[1]) * (sc->start_speed_hi - sc->start_speed_lo);
+	/* start.speed at the start; boids added later as the defaults */
+	{
+		const double lo = start ? sc->start_speed_lo : sc->speed_min;
+		const double hi = start ? sc->start_speed_hi : sc->speed_max;
+
+		speed = lo + rng_unit(r[0], r[1]) * (hi - lo);
+	}
 	/* Vicsek's and Couzin's particles all move at one speed; inertia's
 	 * velocity is its unit direction at speed.max. */
 	if (sc->model == MODEL_VICSEK || sc->model == MODEL_COUZIN || sc->model == MODEL_INERTIA)

@@ -62,7 +62,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->seed = sc->seed;
 	/* A turn of half a circle or more per step is no limit at all. */
 	p->has_turn = sc->max_turn > 0 && sc->max_turn * sc->dt < 180.0 &&
-		      sc->model != MODEL_VICSEK;
+		      (sc->model == MODEL_REYNOLDS || sc->model == MODEL_SIMPLE ||
+		       sc->model == MODEL_COUZIN);
 	if (p->has_turn)
 		detmath_sincos(sc->max_turn * sc->dt * DETMATH_PI / 180.0, &p->sin_turn,
 			       &p->cos_turn);
@@ -91,7 +92,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->w_return = sc->w_return;
 	p->r_sep = sc->r_sep;
 	p->turn_frac = fmin(1.0, sc->turn_rate * sc->dt);
-	p->inertia_keep = detmath_exp(-sc->turn_rate * sc->dt);
+	if (sc->model == MODEL_INERTIA)
+		p->inertia_keep = detmath_exp(-sc->turn_rate * sc->dt);
 	p->inv_r_ali = (float)(1.0 / sc->r_ali);
 	integrate_params_init(&p->ip, sc, &p->box);
 	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed && !p->has_target &&

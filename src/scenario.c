@@ -104,6 +104,7 @@ static const char *const UNUSED_BLEND[] = {
  * separation as they are; radii.cohesion is its one neighbour range. */
 static const char *const UNUSED_SLERP[] = {
 	"noise", "max_force", "max_turn", "weights", "radii.alignment", "speed.variation",
+	"return.weight",
 	"speed.noise.amplitude", "attractors", "radii.avoid", "radii.flee", "predators", NULL};
 /* inertia has one neighbour range, radii.alignment, and no weights. */
 static const char *const UNUSED_INERTIA[] = {
@@ -1262,6 +1263,8 @@ static int fix_defaults(cJSON *work, const struct scenario *sc)
 	return 0;
 }
 
+static int model_uses(enum model_kind m, const char *path);
+
 static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "schedule"), *e;
@@ -1344,6 +1347,13 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 				if (path_has_prefix(kv->string, *ok, strlen(*ok)))
 					break;
 			snprintf(path, sizeof path, "schedule[%d].set", i);
+			/* an element of a list the model ignores: the effective
+			 * scenario leaves the list out, and could not load again */
+			if (*ok && strchr(kv->string, '[') && !model_uses(sc->model, kv->string)) {
+				fail(c, path, "\"%s\": not used by model %s", kv->string,
+				     MODEL_NAMES[sc->model]);
+				goto fail;
+			}
 			if (*ok == NULL) {
 				fail(c, path, "\"%s\" cannot change during a run (only radii, "
 				     "weights, speeds, max_force, noise, view_angle, max_turn, "
@@ -1524,6 +1534,15 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		if (read_real(c, root, "target.radius", 0, 0, VM, 0.0, &sc->target_radius))
 			return -1;
 		sc->has_target = 1;
+	}
+	/* inertia reads its value noise at t / period + (0 to 1000): past
+	 * about 1e6 the lattice's sin arguments leave detmath_sin's range */
+	if (sc->model == MODEL_INERTIA && sc->speed_variation > 0 &&
+	    !((double)sc->steps * sc->dt / sc->speed_noise_period <= 1e6)) {
+		fail(c, "speed.noise.period", "the noise would be read at t/period up to %g, "
+		     "beyond 1e6: make it at least %g", (double)sc->steps * sc->dt /
+		     sc->speed_noise_period, (double)sc->steps * sc->dt / 1e6);
+		return -1;
 	}
 	if (parse_return(c, root, sc) != 0 || parse_start(c, root, sc) != 0 ||
 	    read_real(c, root, "turn_rate", 0, 0, VM, 1.0, &sc->turn_rate))

@@ -81,14 +81,15 @@ static int read_plain(FILE *fp, const struct scenario *sc, float *data, struct u
 
 /* Reads the frame at sc->start_step (the last when UINT64_MAX) of a
  * trajectory into data: the boids (group 0), in id order. */
-static int read_traj(struct scenario *sc, float *data, struct util_err *err)
+static int read_traj(struct scenario *sc, float *data, double *precision,
+		     struct util_err *err)
 {
 	const size_t n = (size_t)sc->count;
 	struct traj_reader *r = traj_reader_open(sc->start_file, err);
 	const struct traj_header *h;
 	float *fields[TRAJ_FIELDS_MAX] = {NULL};
 	struct traj_agents ag = {0, NULL, NULL};
-	uint64_t step = 0, first = 0, last = 0, frames = 0;
+	uint64_t step = 0, first = 0, last = 0, frames = 0, boids = 0;
 	int rc = -1, got = 0, f, more;
 
 	if (r == NULL)
@@ -112,16 +113,22 @@ static int read_traj(struct scenario *sc, float *data, struct util_err *err)
 	    !(ag.group = util_alloc((size_t)h->count, sizeof(uint32_t), err)))
 		goto out;
 	while ((more = traj_read_frame_agents(r, &step, fields, &ag, err)) == 1) {
-		uint64_t k, boids = 0;
+		uint64_t k;
 
 		if (frames++ == 0)
 			first = step;
 		last = step;
 		if (sc->start_step != UINT64_MAX && step != sc->start_step)
 			continue;
+		/* without start.step every frame may be the last: only its
+		 * count must be the scenario's (checked after the loop) */
+		got = 0;
+		boids = 0;
 		for (k = 0; k < ag.n; k++)
 			boids += ag.group[k] == 0;
 		if (boids != sc->count) {
+			if (sc->start_step == UINT64_MAX)
+				continue;
 			util_err_set(err, "%s: the frame at step %llu has %llu boids, but count is %zu",
 				     sc->start_file, (unsigned long long)step,
 				     (unsigned long long)boids, n);
@@ -139,6 +146,11 @@ static int read_traj(struct scenario *sc, float *data, struct util_err *err)
 	}
 	if (more < 0)
 		goto out;
+	if (!got && frames > 0 && sc->start_step == UINT64_MAX) {
+		util_err_set(err, "%s: the last frame (step %llu) has %llu boids, but count is %zu",
+			     sc->start_file, (unsigned long long)last, (unsigned long long)boids, n);
+		goto out;
+	}
 	if (!got) {
 		if (frames == 0)
 			util_err_set(err, "%s: the trajectory has no frame", sc->start_file);
@@ -149,6 +161,7 @@ static int read_traj(struct scenario *sc, float *data, struct util_err *err)
 		goto out;
 	}
 	sc->start_step = sc->start_step == UINT64_MAX ? last : sc->start_step;
+	*precision = traj_reader_precision(r);
 	rc = 0;
 out:
 	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
@@ -159,14 +172,20 @@ out:
 	return rc;
 }
 
-/* The state read must be one the scenario could be in. */
-static int check_state(const struct scenario *sc, const float *data, struct util_err *err)
+/* The state read must be one the scenario could be in. A lossy
+ * trajectory's velocities are within precision/2 per component. */
+static int check_state(const struct scenario *sc, const float *data, double precision,
+		       struct util_err *err)
 {
 	const size_t n = (size_t)sc->count;
 	const int dims = sc->dims;
-	const double lo = sc->model == MODEL_INERTIA ? 0 : sc->speed_min * (1 - START_SPEED_TOL);
-	const double hi = sc->model == MODEL_INERTIA ? INFINITY :
-			  sc->speed_max * (1 + START_SPEED_TOL);
+	const double slack = precision / 2 * sqrt((double)dims);
+	const double lo = sc->model == MODEL_INERTIA ? 0 :
+			  sc->speed_min * (1 - START_SPEED_TOL) - slack;
+	/* inertia's directions are not unit vectors: any speed a scenario
+	 * value may have */
+	const double hi = sc->model == MODEL_INERTIA ? SCENARIO_VALUE_MAX :
+			  sc->speed_max * (1 + START_SPEED_TOL) + slack;
 	size_t i;
 	int d, o;
 
@@ -187,8 +206,23 @@ static int check_state(const struct scenario *sc, const float *data, struct util
 					     sc->start_file, i, d, p);
 				return -1;
 			}
+			if (fabs(p) > SCENARIO_VALUE_MAX) {
+				util_err_set(err, "%s: boid %zu is at %.9g on axis %d, beyond the %g "
+					     "a coordinate may have", sc->start_file, i, p, d,
+					     SCENARIO_VALUE_MAX);
+				return -1;
+			}
 			x[d] = p;
 			v2 += (double)v * v;
+		}
+		if (sc->start_hue) {
+			float h = data[(size_t)(2 * dims) * n + i];
+
+			if (!(h >= 0.0f && h < 1.0f)) {
+				util_err_set(err, "%s: boid %zu has hue %.9g, not in [0, 1)",
+					     sc->start_file, i, h);
+				return -1;
+			}
 		}
 		sp = sqrt(v2);
 		if (sp > hi || (sp < lo && !(sp == 0.0 && sc->speed_min == 0.0))) {
@@ -215,6 +249,7 @@ int start_load(struct scenario *sc, struct util_err *err)
 	char head[64];
 	FILE *fp;
 	float *data = NULL;
+	double precision = 0.0;
 	int rc = -1, plain;
 
 	if (sc->start_file == NULL)
@@ -238,9 +273,14 @@ int start_load(struct scenario *sc, struct util_err *err)
 	sc->start_fields = 2 * sc->dims + (sc->has_hue ? 1 : 0);
 	if (!(data = util_alloc(n, (size_t)sc->start_fields * sizeof(float), err)))
 		goto out;
-	if (plain ? read_plain(fp, sc, data, err) : read_traj(sc, data, err))
+	if (plain && sc->start_step != UINT64_MAX) {
+		util_err_set(err, "%s: start.step: a plain CSV holds one state, not frames",
+			     sc->start_file);
 		goto out;
-	if (check_state(sc, data, err) != 0)
+	}
+	if (plain ? read_plain(fp, sc, data, err) : read_traj(sc, data, &precision, err))
+		goto out;
+	if (check_state(sc, data, precision, err) != 0)
 		goto out;
 	sc->start_data = data;
 	data = NULL;
