@@ -768,7 +768,9 @@ static int reserve_streams(struct traj_reader *r, struct util_err *err)
 		util_err_set(err, "out of memory");
 		return -1;
 	}
-	if (r->nzs)
+	/* > 0, not != 0: gcc then knows the size is not a negative count
+	 * turned huge (on one thread nzs < n = 1 makes this dead code). */
+	if (r->nzs > 0)
 		memcpy(zs, r->zs, (size_t)r->nzs * sizeof *zs);
 	free(r->zs);
 	r->zs = zs;

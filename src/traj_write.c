@@ -595,7 +595,9 @@ static int reserve_streams(struct traj_writer *w, struct util_err *err)
 		util_err_set(err, "out of memory");
 		return -1;
 	}
-	if (w->nzs)
+	/* > 0, not != 0: gcc then knows the size is not a negative count
+	 * turned huge (on one thread nzs < n = 1 makes this dead code). */
+	if (w->nzs > 0)
 		memcpy(zs, w->zs, 2 * (size_t)w->nzs * sizeof *zs);
 	free(w->zs);
 	w->zs = zs;
