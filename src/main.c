@@ -642,8 +642,11 @@ static int run(struct options *o)
 		status = fflush(stdout) == 0 ? 0 : 1;
 		goto out;
 	}
-	if (o->output == NULL)
-		util_msg(UTIL_VERBOSE, "no -o given: the trajectory is not written");
+	/* A run that keeps nothing is most often a forgotten -o: say so
+	 * before the time is spent. */
+	if (o->output == NULL && o->metrics == NULL)
+		util_msg(UTIL_NORMAL, "no -o given: the run is simulated and nothing written "
+			 "(give -o FILE, or --check to only validate)");
 	rc = sim_init(&sim, &sc, o->search, &err);
 	if (rc != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
