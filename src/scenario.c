@@ -3,6 +3,7 @@
 #include "config.h"
 #include "scenario.h"
 #include "obstacles.h"
+#include "traj.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -1774,6 +1775,31 @@ out:
 	return rc;
 }
 
+/* A trajectory given where a scenario belongs (boidsim run.bin -o x.bin)
+ * would fail at some byte of it with a puzzling parse error: recognise
+ * the binary magic, gzip's, or a CSV trajectory's header line, and say
+ * what to do instead. */
+static int refuse_trajectory(const char *shown, const char *name, const char *buf,
+			     size_t len, struct util_err *err)
+{
+	static const char hint[] = "boidsim info --scenario extracts the scenario of a "
+				   ".bin trajectory; CSV holds none";
+
+	if (len >= TRAJ_MAGIC_LEN && memcmp(buf, TRAJ_MAGIC, TRAJ_MAGIC_LEN) == 0)
+		util_err_set(err, "%s: this is a boidsim trajectory, not a scenario (boidsim "
+			     "info --scenario %s > s.json extracts its scenario)", shown, name);
+	else if (len >= 2 && memcmp(buf, "\x1f\x8b", 2) == 0)
+		util_err_set(err, "%s: gzip-compressed, not a scenario (a .csv.gz trajectory? %s)",
+			     shown, hint);
+	else if ((len >= 8 && memcmp(buf, "step,id,", 8) == 0) ||
+		 (len >= 14 && memcmp(buf, "step,group,id,", 14) == 0))
+		util_err_set(err, "%s: this is a boidsim CSV trajectory, not a scenario (%s)",
+			     shown, hint);
+	else
+		return 0;
+	return -1;
+}
+
 int scenario_load_file(const char *name, const struct scenario_override *ov,
 		       int n_ov, struct scenario *sc, struct util_err *err)
 {
@@ -1809,6 +1835,9 @@ int scenario_load_file(const char *name, const struct scenario_override *ov,
 		}
 		got = fread(buf + len, 1, cap - len, f);
 		len += got;
+		if (len == got && refuse_trajectory(shown, is_stdin ? "FILE" : name, buf, len,
+						    err) != 0)
+			goto out;
 		if (len > SCENARIO_FILE_MAX) {
 			util_err_set(err, "%s: larger than %u bytes, not a scenario", shown,
 				     SCENARIO_FILE_MAX);
