@@ -1,0 +1,93 @@
+# boidsim_python.py: makes boidsim's plotting scripts run in a Python that
+# has numpy and matplotlib, whichever python3 comes first on PATH.
+"""The first python3 on PATH (pyenv's, conda's, a virtualenv's) often lacks
+numpy or matplotlib while /usr/bin/python3 has them. need() is called by a
+script before it imports them: when this interpreter cannot, the script is
+run again with the first of these that can:
+
+  1. the Python that configure found (the built scripts name it);
+  2. /usr/bin/python3, then every python3 on PATH.
+
+$BOIDSIM_PYTHON, when set, is the Python to use, whatever this one has.
+
+When none can, it raises Missing, whose message is one line saying how to
+point the script at one (BOIDSIM_PYTHON)."""
+
+import os
+import subprocess
+import sys
+
+ENV = "BOIDSIM_PYTHON"
+# Set in the environment of the run started again, so that it never
+# starts itself again in turn.
+_AGAIN = "BOIDSIM_PYTHON_AGAIN"
+DEBIAN = "python3-numpy python3-matplotlib"
+
+
+class Missing(Exception):
+    """No Python with the modules: one line for the user."""
+
+
+def _imports(modules):
+    try:
+        for m in modules:
+            __import__(m)
+    except ImportError as e:
+        return e
+    return None
+
+
+def _candidates(configured):
+    seen, out = set(), []
+    on_path = [os.path.join(d, "python3") for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    for p in [configured, "/usr/bin/python3"] + on_path:
+        if p and p not in seen and os.access(p, os.X_OK) and not os.path.isdir(p):
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def _run_with(python):
+    """Replaces this process with the script run by python."""
+    os.environ[_AGAIN] = python
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvp(python, [python, os.path.abspath(sys.argv[0])] + sys.argv[1:])
+
+
+def _works(python, modules):
+    try:
+        return subprocess.run([python, "-c", "import " + ", ".join(modules)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def need(configured=None, modules=("numpy", "matplotlib")):
+    """Returns when this interpreter is the one to use and imports modules;
+    otherwise replaces the process with the script run by the Python to
+    use, or raises Missing. configured is the Python configure found, or
+    None in the source tree."""
+    # Popped, so that the scripts this one may start choose for themselves.
+    again = os.environ.pop(_AGAIN, None)
+    chosen = os.environ.get(ENV)
+    names = " and ".join(modules)
+    if chosen and not again:
+        try:
+            _run_with(chosen)
+        except OSError as e:
+            raise Missing("%s=%s: cannot run it: %s" % (ENV, chosen, e.strerror or e))
+    err = _imports(modules)
+    if err is None:
+        return
+    if chosen:
+        raise Missing("needs %s, which %s=%s cannot import (%s); point %s at a Python 3 "
+                      "that has them" % (names, ENV, chosen, err, ENV))
+    if not again:
+        for p in _candidates(configured):
+            if _works(p, modules):
+                _run_with(p)
+    raise Missing("needs %s, which %s cannot import (%s), nor can any other Python tried "
+                  "(configure's, /usr/bin/python3, python3 on PATH); set %s to a Python 3 "
+                  "that has them (Debian: %s)" % (names, sys.executable, err, ENV, DEBIAN))
