@@ -642,11 +642,6 @@ static int run(struct options *o)
 		status = fflush(stdout) == 0 ? 0 : 1;
 		goto out;
 	}
-	/* A run that keeps nothing is most often a forgotten -o: say so
-	 * before the time is spent. */
-	if (o->output == NULL && o->metrics == NULL)
-		util_msg(UTIL_NORMAL, "no -o given: the run is simulated and nothing written "
-			 "(give -o FILE, or --check to only validate)");
 	rc = sim_init(&sim, &sc, o->search, &err);
 	if (rc != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
@@ -655,6 +650,12 @@ static int run(struct options *o)
 		goto out;
 	}
 	sim_ok = 1;
+	/* A run that keeps nothing is most often a forgotten -o: say so
+	 * before the time is spent (after any error at the start, which
+	 * would be the one line). */
+	if (o->output == NULL && o->metrics == NULL)
+		util_msg(UTIL_NORMAL, "no -o given: the run is simulated and nothing written "
+			 "(give -o FILE, or --check to only validate)");
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
 	if (o->resume &&
 	    (checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, &err) != 0 ||
