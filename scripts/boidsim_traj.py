@@ -109,6 +109,7 @@ temporary name, ``.NAME.tmp.XXXXXX`` beside NAME.)
 import collections
 import gzip
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -533,7 +534,7 @@ class BinaryTrajectory(_Trajectory):
             self.header["indexed"] = False
 
     def _cut_in_frame(self, index):
-        self._cut("%s: file cut short in frame %d (%d complete frames)"
+        self._cut("%s: file cut short in frame %d (%d whole frames)"
                   % (self.path, index, index))
         self._record_end("missing", index)
 
@@ -913,6 +914,35 @@ class BinaryTrajectory(_Trajectory):
         return (steps, pos, vel, hues) if hue else (steps, pos, vel)
 
 
+class _GzipTail(io.RawIOBase):
+    """A gzip file's text up to where its stream stops, even when it stops
+    without its end (then .cut is True), so that the last line of a cut
+    file is seen, as boidsim's reader sees it."""
+
+    def __init__(self, path):
+        super().__init__()
+        self._g = gzip.open(path, "rb")
+        self.cut = False
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self.cut:
+            return 0
+        try:
+            data = self._g.read1(len(b))
+        except EOFError:
+            self.cut = True
+            return 0
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self._g.close()
+        super().close()
+
+
 class CsvTrajectory(_Trajectory):
     """A trajectory written as CSV, `step,id,x,y,[z,]vx,vy[,vz][,hue]`, one
     row per boid per frame in id order; or, with agents,
@@ -924,6 +954,7 @@ class CsvTrajectory(_Trajectory):
         self._compressed = compressed
         self._frames = None
         self._scan = None           # with agents: (frames, cut) found at open
+        self._first_cut = False     # cut inside the first frame
         try:
             self._read_head(path, compressed)
         except (UnicodeDecodeError, EOFError, OSError, zlib.error) as e:
@@ -932,7 +963,7 @@ class CsvTrajectory(_Trajectory):
     def _read_head(self, path, compressed):
         with self._open() as f:
             first = f.readline()
-            names = first.rstrip("\n").split(",")
+            names = first.rstrip("\n").split(",") if first.endswith("\n") else []
             for agents, dims, hue in itertools.product((False, True), (2, 3), (False, True)):
                 lead = ["step", "group", "id"] if agents else ["step", "id"]
                 if names == lead + _field_names(dims, hue):
@@ -953,22 +984,36 @@ class CsvTrajectory(_Trajectory):
                 most, frames, cut = self._scan_runs(f)
                 self.header["count"] = most or None
                 self._scan = (frames, cut)
+                if not most:
+                    raise TrajectoryError("%s: no frames after the header" % path)
                 return
             # The count is the length of the first frame: rows until the
             # step changes.
             count = 0
             step0 = None
-            for line in f:
-                step = line.split(",", 1)[0]
-                if step0 is None:
-                    step0 = step
-                elif step != step0 or not line.endswith("\n"):
-                    break
-                count += 1
+            try:
+                for line in f:
+                    step = line.split(",", 1)[0]
+                    if step0 is None:
+                        step0 = step
+                    elif step != step0:
+                        break
+                    if not line.endswith("\n"):
+                        # cut inside the first frame: its count is not
+                        # known, so no frame is whole (as boidsim says)
+                        self._first_cut = True
+                        break
+                    count += 1
+                else:
+                    self._check_tail(f)
+            except EOFError:
+                self._first_cut = True
             self.header["count"] = count or None
+            if not count and not self._first_cut:
+                raise TrajectoryError("%s: no frames after the header" % path)
 
-    @staticmethod
-    def _scan_runs(f):
+    @classmethod
+    def _scan_runs(cls, f):
         """Reads the rest of f: (the longest run of rows with one step, the
         number of frames, whether the file is cut short), a last row without
         its newline taking its frame with it."""
@@ -987,14 +1032,25 @@ class CsvTrajectory(_Trajectory):
                     break
                 run += 1
                 most = max(most, run)
+            else:
+                cls._check_tail(f)
         except EOFError:
             cut, run = True, 0
         return most, frames + (run > 0), cut
 
     def _open(self):
         if self._compressed:
-            return gzip.open(self.path, "rt", encoding="ascii", newline="")
+            return io.TextIOWrapper(io.BufferedReader(_GzipTail(self.path)), encoding="ascii",
+                                    newline="")
         return open(self.path, "r", encoding="ascii", newline="")
+
+    @staticmethod
+    def _check_tail(f):
+        """At the end of the text: raises EOFError when it is that of a
+        gzip stream cut short."""
+        raw = getattr(getattr(f, "buffer", None), "raw", None)
+        if isinstance(raw, _GzipTail) and raw.cut:
+            raise EOFError("gzip stream cut short")
 
     def _load_rows(self, lines, index):
         """A frame's rows as a 2-D array of binary64."""
@@ -1051,21 +1107,23 @@ class CsvTrajectory(_Trajectory):
                 for lines, whole in split(f):
                     # A missing final newline means the last number may be cut.
                     if not whole or not lines[-1].endswith("\n"):
-                        self._cut("%s: file cut short in frame %d (%d complete frames)"
+                        self._cut("%s: file cut short in frame %d (%d whole frames)"
                                   % (self.path, index, index))
                         break
                     yield parse(lines, index)
                     index += 1
+                else:
+                    self._check_tail(f)
             except EOFError:
-                self._cut("%s: gzip stream cut short in frame %d (%d complete frames)"
+                self._cut("%s: gzip stream cut short in frame %d (%d whole frames)"
                           % (self.path, index, index))
             except (OSError, zlib.error, UnicodeDecodeError) as e:
                 raise TrajectoryError("%s: frame %d: damaged file: %s"
                                       % (self.path, index, e))
         self.header["frames"] = index
 
-    @staticmethod
-    def _split_by_step(f):
+    @classmethod
+    def _split_by_step(cls, f):
         """With agents: a frame is the run of rows with one step."""
         lines, step = [], None
         for line in f:
@@ -1075,6 +1133,7 @@ class CsvTrajectory(_Trajectory):
                 lines = []
             step = s
             lines.append(line)
+        cls._check_tail(f)      # the last run is a frame only when nothing was cut
         if lines:
             yield lines, True
 
@@ -1084,6 +1143,10 @@ class CsvTrajectory(_Trajectory):
         self.truncated = False
         if self.has_agents:
             yield from self._read_frames(self._split_by_step, self._parse_agents)
+            return
+        if self._first_cut:
+            self.header["frames"] = 0
+            self._cut("%s: file cut short in frame 0 (0 whole frames)" % self.path)
             return
         count = self.count
         if count is None:          # header only: no frames
@@ -1105,9 +1168,12 @@ class CsvTrajectory(_Trajectory):
         if self._frames is None and self._scan is not None:
             frames, cut = self._scan
             if cut:
-                self._cut("%s: file cut short in frame %d (%d complete frames)"
+                self._cut("%s: file cut short in frame %d (%d whole frames)"
                           % (self.path, frames, frames))
             self._frames = frames
+        if self._frames is None and self._first_cut:
+            self._cut("%s: file cut short in frame 0 (0 whole frames)" % self.path)
+            self._frames = 0
         if self._frames is None:
             rows, cut = 0, False
             with self._open() as f:
@@ -1118,11 +1184,12 @@ class CsvTrajectory(_Trajectory):
                     if rows and not line.endswith("\n"):
                         rows -= 1
                         cut = True
+                    self._check_tail(f)
                 except EOFError:
                     cut = True
             frames, rest = divmod(rows, self.count) if self.count else (0, 0)
             if cut or rest:
-                self._cut("%s: file cut short in frame %d (%d complete frames)"
+                self._cut("%s: file cut short in frame %d (%d whole frames)"
                           % (self.path, frames, frames))
             self._frames = frames
         return self._frames

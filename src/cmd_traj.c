@@ -15,6 +15,10 @@
 #include "util.h"
 
 #define EXIT_USAGE 2
+/* verify: the file ends before its end record, after whole frames (cut
+ * inside a record, or no end record); convert: written, but part of the
+ * input could not be read (cut short, or damaged frames skipped). */
+#define EXIT_INCOMPLETE 3
 
 static int usage_error(const char *cmd, const char *what, const char *arg)
 {
@@ -35,6 +39,15 @@ static int alloc_fields(const struct traj_header *h, float *fields[TRAJ_FIELDS_M
 		if (!(fields[f] = util_alloc((size_t)h->count, sizeof(float), err)))
 			return -1;
 	return 0;
+}
+
+/* An error message without the file name it starts with, to follow it. */
+static const char *reason(const struct util_err *err, const char *name)
+{
+	size_t n = strlen(name);
+
+	return strncmp(err->msg, name, n) == 0 && err->msg[n] == ':' ? err->msg + n + 2 :
+	       err->msg;
 }
 
 static void free_fields(float *fields[TRAJ_FIELDS_MAX])
@@ -255,10 +268,13 @@ int cmd_info(int argc, char **argv)
 		print_encoding(r);
 		printf("index:       %s\n", traj_reader_indexed(r) ? "yes, it matches the frames" :
 		       h->version < 2 ? "no (version 1)" :
+		       rc != 0 && traj_reader_cut(r) ? "no (the file is cut short)" :
 		       rc != 0 ? "not reached (the file is damaged before it)" : "no");
 	}
 	printf("status:      ");
-	if (rc != 0)
+	if (rc != 0 && traj_reader_cut(r))
+		printf("incomplete: %s\n", reason(&err, argv[optind]));
+	else if (rc != 0)
 		printf("damaged: %s\n", err.msg);
 	else if (h->format != TRAJ_BIN)
 		printf("readable (CSV cannot record whether the run completed)\n");
@@ -275,7 +291,7 @@ int cmd_info(int argc, char **argv)
 	}
 	traj_reader_digest(r, digest);
 	printf("digest:      sha256:%s\n", digest);
-	status = rc == 0 ? 0 : 1;
+	status = rc == 0 || traj_reader_cut(r) ? 0 : 1;
 	if (fflush(stdout) != 0)
 		status = 1;
 out:
@@ -299,8 +315,10 @@ int cmd_verify(int argc, char **argv)
 
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		puts("Usage: boidsim verify FILE\n"
-		     "Check a trajectory's structure and every frame's CRC. Exit 0 when the\n"
-		     "file is whole, 1 with the first bad frame named when not.");
+		     "Check a trajectory's structure, every frame's CRC and what the frames\n"
+		     "hold. Exit 0 when the file is whole, 1 with the first bad frame named\n"
+		     "when it is damaged, 3 when it ends early after whole frames (cut short,\n"
+		     "or no end record: a killed run).");
 		return 0;
 	}
 	if (argc != 2 || (argv[1][0] == '-' && argv[1][1] != '\0'))
@@ -316,15 +334,22 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	rc = read_all(r, fields, &a, &as, &err);
+	if (rc != 0 && traj_reader_cut(r)) {
+		printf("%s: incomplete: %" PRIu64 " whole frames (%s)\n", argv[1],
+		       traj_reader_frames(r), reason(&err, argv[1]));
+		status = EXIT_INCOMPLETE;
+		goto out;
+	}
 	if (rc != 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
-		printf("%s: damaged after %" PRIu64 " complete frames\n", argv[1],
+		printf("%s: damaged after %" PRIu64 " whole frames\n", argv[1],
 		       traj_reader_frames(r));
 		goto out;
 	}
 	if (h->format == TRAJ_BIN && !traj_reader_ended(r, &st)) {
-		printf("%s: incomplete: %" PRIu64 " complete frames and no end record "
+		printf("%s: incomplete: %" PRIu64 " whole frames and no end record "
 		       "(the run was killed?)\n", argv[1], traj_reader_frames(r));
+		status = EXIT_INCOMPLETE;
 		goto out;
 	}
 	printf("%s: ok: ", argv[1]);
@@ -514,6 +539,7 @@ int cmd_convert(int argc, char **argv)
 		{"frames", required_argument, NULL, 'F'},
 		{"ids", required_argument, NULL, 'i'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"salvage", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	const char *out = NULL, *format = NULL, *frames = NULL, *ids_arg = NULL;
@@ -530,7 +556,7 @@ int cmd_convert(int argc, char **argv)
 	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0, kf, most = 0;
 	enum traj_format fmt;
 	enum traj_status st = TRAJ_COMPLETE;
-	int c, f, rc, status = 1, indexed;
+	int c, f, rc, status = 1, indexed, salvage = 0, lost = 0;
 	char bad[128], generator[64];
 
 	opterr = 0;
@@ -541,14 +567,17 @@ int cmd_convert(int argc, char **argv)
 		case 'F': frames = optarg; break;
 		case 'i': ids_arg = optarg; break;
 		case 'q': util_verbosity = UTIL_QUIET; break;
+		case 's': salvage = 1; break;
 		case 'h':
 			puts("Usage: boidsim convert IN -o OUT [--format bin|csv|csv.gz]\n"
-			     "                      [--frames START:STOP:STEP] [--ids LIST]\n"
+			     "                      [--frames START:STOP:STEP] [--ids LIST] [--salvage]\n"
 			     "Convert a trajectory between .bin, .csv and .csv.gz (- for stdin or\n"
 			     "stdout). --frames keeps the frames whose step s has START <= s < STOP\n"
 			     "and (s - START) a multiple of STEP; --ids keeps the boids listed, as\n"
 			     "in 0,5,10-20 (CSV output only; from a file with agents, any output,\n"
-			     "and every predator is kept).");
+			     "and every predator is kept). A file cut short converts to its whole\n"
+			     "frames (exit 3); --salvage also skips damaged frames to the next whole\n"
+			     "key frame (exit 3 when it did).");
 			return 0;
 		default:
 			return usage_error("convert", "unknown option or missing value at %s",
@@ -611,7 +640,7 @@ int cmd_convert(int argc, char **argv)
 		traj_writer_set_ids(w, ids);
 	/* A selection of frames from a file with an index reads only those
 	 * frames (and the frames before each back to its key frame). */
-	indexed = frames ? traj_reader_load_index(r, &err) : 0;
+	indexed = frames && !salvage ? traj_reader_load_index(r, &err) : 0;
 	if (indexed < 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
@@ -629,6 +658,22 @@ int cmd_convert(int argc, char **argv)
 			rc = traj_read_frame_at_agents(r, kf, &step, in, &ain, &err);
 		} else {
 			rc = traj_read_frame_agents(r, &step, in, &ain, &err);
+		}
+		if (rc < 0 && !indexed && traj_reader_cut(r)) {
+			/* a killed run's last record: keep every whole frame */
+			fprintf(stderr, "boidsim: warning: %s; converted the whole frames before it\n",
+				err.msg);
+			lost = 1;
+			rc = 0;
+			break;
+		}
+		if (rc < 0 && salvage) {
+			fprintf(stderr, "boidsim: warning: %s; skipped to the next whole key frame\n",
+				err.msg);
+			lost = 1;
+			rc = traj_reader_resync(r, &err);
+			if (rc == 1)
+				continue;
 		}
 		if (rc != 1)
 			break;
@@ -677,7 +722,7 @@ int cmd_convert(int argc, char **argv)
 			 "frame)", out, written, most);
 	else if (strcmp(out, "-") != 0)
 		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, %zu boids)", out, written, nids);
-	status = 0;
+	status = lost ? EXIT_INCOMPLETE : 0;
 out:
 	traj_writer_abort(w);
 	free_fields(in);

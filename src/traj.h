@@ -276,6 +276,21 @@ int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
 			      float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
 			      struct util_err *err);
 
+/* After a read returned -1: 1 when the input ends inside a record (a file
+ * cut short: a killed run, a full disk, a copy cut short; a gzip stream
+ * without its end), so that every frame returned before is whole and
+ * nothing after it was lost to damage; 0 when the file is damaged. */
+int traj_reader_cut(const struct traj_reader *r);
+
+/* After traj_read_frame returned -1 on a damaged frame of a binary file
+ * (a regular file, not compressed, read frame by frame): looks past it
+ * for the next key frame record that is whole (its header sound, its CRC
+ * right, its step after the last one read) and goes on reading there.
+ * Returns 1 when one was found, 0 when there is none (reading then ends),
+ * -1 when the file cannot be searched so. The frame index and end record
+ * are no longer checked (they describe the frames as written). */
+int traj_reader_resync(struct traj_reader *r, struct util_err *err);
+
 /* After traj_read_frame returned 0: whether an end record was found, and
  * its status. CSV has no end record. */
 int traj_reader_ended(const struct traj_reader *r, enum traj_status *status);

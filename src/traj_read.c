@@ -55,6 +55,13 @@ struct traj_reader {
 	uint64_t codec_frames[TRAJ_CODECS];
 	double precision;
 	int ended, after_index, indexed;
+	/* The last failure was the input ending inside a record (a killed
+	 * run, a full disk, a copy cut short), not damage. */
+	int cut;
+	/* Frames were skipped after damage (traj_reader_resync): the index and
+	 * end record no longer describe what was read. */
+	int salvaged, exhausted;
+	uint64_t frame_off;  /* of the frame record being read */
 	enum traj_status status;
 	struct traj_index_entry *seen; /* the frames read, for the index check */
 	size_t seen_cap;
@@ -80,6 +87,7 @@ struct traj_reader {
 	 * of what it read runs out. */
 	uint32_t *csv_id, *csv_group;
 	char scan_err[UTIL_ERR_MAX];
+	int scan_cut;
 };
 
 /* Reads exactly n bytes: 1 when read, 0 at end of input before the first
@@ -256,18 +264,29 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 /* Next line into r->line without its newline: 1, 0 at the end, -1 on error. */
 static int csv_next_line(struct traj_reader *r, struct util_err *err)
 {
+	z_off_t at = gztell(r->gz);
 	size_t len;
 
 	if (gzgets(r->gz, r->line, sizeof r->line) == NULL) {
 		int e;
+		const char *why = gzerror(r->gz, &e);
 
-		gzerror(r->gz, &e);
-		if (e != Z_OK && e != Z_BUF_ERROR) {
-			util_err_set(err, "%s: read error after line %llu", r->name,
+		if (e == Z_BUF_ERROR) {
+			/* zlib's "unexpected end of file": the gzip stream stops
+			 * without its end, so the last line read may be whole and
+			 * yet the file is not. */
+			r->cut = 1;
+			util_err_set(err, "%s: gzip stream cut short after line %llu", r->name,
 				     (unsigned long long)r->line_no);
 			return -1;
 		}
+		if (e != Z_OK) {
+			util_err_set(err, "%s: damaged after line %llu: %s", r->name,
+				     (unsigned long long)r->line_no, e == Z_ERRNO ? strerror(errno) : why);
+			return -1;
+		}
 		if (r->scan_err[0]) {
+			r->cut = r->scan_cut;
 			util_err_set(err, "%s", r->scan_err);
 			return -1;
 		}
@@ -281,6 +300,13 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 				     (unsigned long long)r->line_no);
 			return -1;
 		}
+		if ((uint64_t)(gztell(r->gz) - at) != len) {
+			/* gzgets copied more than strlen sees */
+			util_err_set(err, "%s:%llu:%zu: a NUL byte (the file is not text)", r->name,
+				     (unsigned long long)r->line_no, len + 1);
+			return -1;
+		}
+		r->cut = 1;
 		util_err_set(err, "%s:%llu: file cut short in a line", r->name,
 			     (unsigned long long)r->line_no);
 		return -1;
@@ -373,8 +399,11 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 		struct util_err scan = {{0}};
 
 		rc = csv_next_line(r, &scan);
-		if (rc < 0 && spool)
+		if (rc < 0 && spool) {
 			snprintf(r->scan_err, sizeof r->scan_err, "%s", scan.msg);
+			r->scan_cut = r->cut;
+		}
+		r->cut = 0;
 		if (rc != 1)
 			break;
 		if (spool && fprintf(spool, "%s\n", r->line) < 0) {
@@ -512,8 +541,23 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 			r->first[f][n] = v[f];
 		n++;
 	}
-	if (rc < 0)
+	if (rc < 0 && !r->cut)
 		return -1;
+	if (rc < 0) {
+		/* Cut in a line: when that line is of another step, the first
+		 * frame is whole; else its count is not known, and no frame is
+		 * whole. The read after them says where the file was cut. */
+		char first[24];
+		size_t len = strcspn(r->line, ",");
+
+		snprintf(first, sizeof first, "%llu", (unsigned long long)r->first_frame_step);
+		snprintf(r->scan_err, sizeof r->scan_err, "%s", err->msg);
+		r->scan_cut = 1;
+		r->cut = 0;
+		r->h.count = n ? n : 1;
+		r->first_pending = n > 0 && (len != strlen(first) || memcmp(first, r->line, len));
+		return alloc_buffers(r, err);
+	}
 	if (n == 0) {
 		util_err_set(err, "%s: no frames after the header", r->name);
 		return -1;
@@ -548,6 +592,7 @@ static int read_csv_frame(struct traj_reader *r, uint64_t *step,
 		} else if ((rc = csv_next_line(r, err)) != 1) {
 			if (rc == 0 && k == 0)
 				return 0;
+			r->cut |= rc == 0;
 			if (rc == 0)
 				util_err_set(err, "%s: file cut short in frame %llu (%llu complete "
 					     "frames)", r->name, (unsigned long long)r->frames,
@@ -632,6 +677,7 @@ static int read_end(struct traj_reader *r, const unsigned char *tag, struct util
 
 	memcpy(e, tag, 4);
 	if (read_exact(r, e + 4, sizeof e - 4) != 1) {
+		r->cut = 1;
 		util_err_set(err, "%s: end record cut short after %llu frames", r->name,
 			     (unsigned long long)r->frames);
 		return -1;
@@ -703,6 +749,7 @@ static int read_index_record(struct traj_reader *r, const unsigned char *tag,
 	r->after_index = 1;
 	return 0;
 cut:
+	r->cut = 1;
 	util_err_set(err, "%s: frame index cut short after %llu frames", r->name,
 		     (unsigned long long)r->frames);
 	return -1;
@@ -1099,12 +1146,17 @@ static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err
 	int rc;
 
 	for (;;) {
-		offset = r->pos;
+		offset = r->frame_off = r->pos;
 		rc = read_exact(r, h, 4);
 		if (rc == 0)
 			return 0; /* a killed run: the file ends after a complete record */
 		if (rc < 0)
 			goto cut;
+		/* After frames were skipped the index and end record cannot
+		 * match what was read: the frames end there. */
+		if (r->salvaged && (memcmp(h, TRAJ_END_TAG, 4) == 0 ||
+				    memcmp(h, TRAJ_INDEX_TAG, 4) == 0))
+			return 0;
 		if (memcmp(h, TRAJ_END_TAG, 4) == 0)
 			return read_end(r, h, err);
 		if (memcmp(h, TRAJ_INDEX_TAG, 4) == 0 && r->h.version >= 2 && !r->after_index) {
@@ -1133,7 +1185,8 @@ static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err
 	*step = traj_get_u64(h + 4);
 	return 1;
 cut:
-	util_err_set(err, "%s: file cut short in frame %llu (%llu complete frames)",
+	r->cut = 1;
+	util_err_set(err, "%s: file cut short in frame %llu (%llu whole frames)",
 		     r->name, nf, nf);
 	return -1;
 }
@@ -1207,8 +1260,9 @@ int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
 {
 	int rc;
 
-	if (r->ended)
+	if (r->ended || r->exhausted)
 		return 0;
+	r->cut = 0;
 	if (r->random) {
 		util_err_set(err, "%s: cannot read frame by frame after random access", r->name);
 		return -1;
@@ -1248,6 +1302,77 @@ int traj_read_frame(struct traj_reader *r, uint64_t *step,
 	if (r->h.has_agents)
 		return no_agents(r, err);
 	return traj_read_frame_agents(r, step, fields, NULL, err);
+}
+
+int traj_reader_cut(const struct traj_reader *r)
+{
+	return r->cut;
+}
+
+/* Whether the frame record at off is a key frame, sound and whole, after
+ * the last step read: its header, its payload's CRC. */
+static int sound_key_frame(struct traj_reader *r, uint64_t off, uint64_t size)
+{
+	unsigned char h[TRAJ_FRAME_HEADER];
+	struct util_err scratch;
+	uint64_t z;
+
+	if (read_at(r, h, sizeof h, off) != 0 || memcmp(h, TRAJ_FRAME_TAG, 4) != 0 ||
+	    !traj_codec_is_key(traj_get_u32(h + 16)) ||
+	    check_frame_header(r, h, r->frames, &scratch) != 0 ||
+	    (r->frames > 0 && traj_get_u64(h + 4) <= r->last_step))
+		return 0;
+	z = traj_get_u64(h + 28);
+	if (z > size - off - TRAJ_FRAME_HEADER ||
+	    util_reserve(&r->zbuf, &r->zcap, (size_t)z, &scratch) != 0 ||
+	    read_at(r, r->zbuf, (size_t)z, off + TRAJ_FRAME_HEADER) != 0)
+		return 0;
+	return traj_get_u32(h + 36) == (uint32_t)crc32_z(crc32(0L, h, 36), r->zbuf, (z_size_t)z);
+}
+
+int traj_reader_resync(struct traj_reader *r, struct util_err *err)
+{
+	unsigned char buf[1 << 16];
+	struct stat st;
+	uint64_t off, size;
+
+	if (r->h.format != TRAJ_BIN || r->path == NULL || !gzdirect(r->gz) || r->random) {
+		util_err_set(err, "%s: frames after damage can be found only in a binary file that "
+			     "is not a pipe or compressed", r->name);
+		return -1;
+	}
+	if (r->fd < 0)
+		r->fd = open(r->path, O_RDONLY);
+	if (r->fd < 0 || fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		util_err_set(err, "%s: cannot read it at offsets: %s", r->name, strerror(errno));
+		return -1;
+	}
+	size = (uint64_t)st.st_size;
+	/* Overlapping windows, so that a tag across two is seen. */
+	for (off = r->frame_off + 1; off + TRAJ_FRAME_HEADER <= size; off += sizeof buf - 3) {
+		size_t len = size - off < sizeof buf ? (size_t)(size - off) : sizeof buf, i;
+
+		if (read_at(r, buf, len, off) != 0)
+			break;
+		for (i = 0; i + 4 <= len; i++) {
+			if (buf[i] != 'F' || memcmp(buf + i, TRAJ_FRAME_TAG, 4) != 0 ||
+			    !sound_key_frame(r, off + i, size))
+				continue;
+			if (gzseek(r->gz, (z_off_t)(off + i), SEEK_SET) < 0) {
+				util_err_set(err, "%s: cannot seek", r->name);
+				return -1;
+			}
+			r->pos = off + i;
+			r->have_base = r->have_q = 0;
+			r->salvaged = 1;
+			r->cut = 0;
+			return 1;
+		}
+		if (len < sizeof buf)
+			break;
+	}
+	r->salvaged = r->exhausted = 1;
+	return 0;
 }
 
 /* ---- random access through the frame index ------------------------------ */
