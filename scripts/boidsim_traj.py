@@ -96,7 +96,13 @@ frame is within precision/2 of the simulation's. A CSV carries no version,
 seed, generator or status: those stay None, and so does ``t.scenario``.
 
 Binary files are checked as they are read: every CRC is verified, and a
-damaged record raises TrajectoryError (a ValueError) naming the frame. A
+damaged record raises TrajectoryError (a ValueError) naming the frame;
+so do, in every format, steps that do not increase, and under an embedded
+boidsim scenario values that are not finite or positions outside its box
+(bounds modes wrap and reflect), with the same rules as boidsim's reader
+(boidsim-trajectory(5)); the scenario itself must be a JSON object whose
+seed is the header's. ``t.check()`` reads every frame so, as ``boidsim
+verify`` does. A
 file cut short part way through a frame (a full disk, an interrupted copy)
 yields its complete frames and then raises; open it with ``strict=False``
 to stop quietly instead, after which ``t.truncated`` is True. A run that
@@ -112,6 +118,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import struct
 import zlib
@@ -452,6 +459,56 @@ class _Trajectory:
                 md.update(ids.astype("<u4").tobytes() + groups.astype("<u4").tobytes())
         return "sha256:" + md.hexdigest()
 
+    def check(self):
+        """Reads every frame with every check (CRCs, steps, values), as
+        ``boidsim verify`` does; returns the number of frames, raising
+        TrajectoryError on damage (and on a cut, when strict)."""
+        return sum(1 for _ in self._each_frame())
+
+    def _each_frame(self):
+        """The frames of _raw_frames, each checked: steps strictly
+        increasing, and what _check_values checks."""
+        last = None
+        for k, rec in enumerate(self._raw_frames()):
+            if last is not None and rec[0] <= last:
+                raise TrajectoryError("%s: frame %d (step %d): not after step %d, the frame "
+                                      "before's" % (self.path, k, rec[0], last))
+            self._check_values(rec, k)
+            last = rec[0]
+            yield rec
+
+    _finite = False             # a boidsim scenario: every value finite
+    _box = None                 # (lo, hi) positions must be within, or None
+    _lossy = False              # the frame decoded last was lossy
+
+    def _check_values(self, rec, index):
+        """Under a boidsim scenario, finite values, hues in [0, 1] and
+        positions inside the box when its bounds keep them there, lossy
+        frames within their precision more (as boidsim checks)."""
+        if not self._finite:
+            return
+        step, p, v, h = rec[:4]
+        d = self.dims
+        tol = self.header["precision"] if self._lossy else 0.0
+        arrays = [p[:, k] for k in range(d)] + [v[:, k] for k in range(d)]
+        arrays += [h] if h is not None else []
+        for f, a in enumerate(arrays):
+            lo, hi = -math.inf, math.inf
+            if f < d and self._box is not None:
+                lo, hi = self._box[0][f] - tol, self._box[1][f] + tol
+            elif f == 2 * d:
+                lo, hi = 0.0, 1.0 + tol
+            x = a.astype(np.float64)
+            bad = np.flatnonzero(~(np.isfinite(x) & (x >= lo) & (x <= hi)))
+            if len(bad):
+                i = int(bad[0])
+                raise TrajectoryError("%s: frame %d (step %d): damaged values: %s of row %d "
+                                      "is %.9g, %s" % (self.path, index, step,
+                                                       self.header["fields"][f], i, x[i],
+                                                       "not finite" if not math.isfinite(x[i])
+                                                       else "outside the scenario's box"
+                                                       if f < d else "outside [0, 1]"))
+
     def _cut(self, message):
         """A file that ends part way through a record."""
         self.truncated = True
@@ -463,6 +520,43 @@ class _Trajectory:
                                                self.header.get("dims"),
                                                self.header.get("count"),
                                                " agents" if self.header.get("agents") else "")
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _first_keys(pairs):
+    d = {}
+    for k, v in pairs:
+        d.setdefault(k, v)
+    return d
+
+
+def _refuse_constant(name):
+    raise ValueError("%s is not JSON" % name)
+
+
+def _load_scenario(path, text, seed):
+    """The embedded scenario: a JSON object without NUL whose seed is the
+    header's (a number, compared in binary64, or a string of digits,
+    compared exactly), as boidsim requires."""
+    if "\0" in text:
+        raise TrajectoryError("%s: damaged header: a NUL byte in the embedded scenario" % path)
+    try:
+        # the first of repeated keys, as boidsim's JSON parser takes it
+        sc = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_first_keys)
+    except ValueError:
+        sc = None
+    if not isinstance(sc, dict):
+        raise TrajectoryError("%s: damaged header: the embedded scenario is not a JSON object"
+                              % path)
+    s = sc.get("seed")
+    if not (float(s) == float(seed) if _is_number(s) else
+            isinstance(s, str) and s == str(seed)):
+        raise TrajectoryError("%s: damaged header: the embedded scenario's seed is not the "
+                              "header's (%d)" % (path, seed))
+    return sc
 
 
 class _Entry(tuple):
@@ -481,6 +575,7 @@ class BinaryTrajectory(_Trajectory):
     def __init__(self, path, strict=True):
         super().__init__(path, strict)
         self._index = None
+        self._index_off = None      # where the frame index starts, once loaded
         self._cache = None          # (frame index, decoder state) of the last frame read
         with open(path, "rb") as f:
             fixed = f.read(_HEADER.size)
@@ -514,9 +609,12 @@ class BinaryTrajectory(_Trajectory):
             self._data_start = f.tell()
         try:
             generator = strings[:glen].decode("utf-8")
-            self.scenario = json.loads(strings[glen:].decode("utf-8")) if jlen else None
-        except (UnicodeDecodeError, ValueError) as e:
-            raise TrajectoryError("%s: embedded scenario is not valid JSON: %s" % (path, e))
+            text = strings[glen:].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TrajectoryError("%s: damaged header: %s" % (path, e))
+        if jlen:
+            self.scenario = _load_scenario(path, text, seed)
+            self._scenario_checks(self.scenario, dims)
         self._fields = fields       # stored, id and group included
         self._nff = nff             # the float fields
         self.header = {"format": "bin", "version": version, "dims": dims,
@@ -525,6 +623,20 @@ class BinaryTrajectory(_Trajectory):
                        "hue": nff > 2 * dims, "agents": agents,
                        "generator": generator, "status": None, "complete": None,
                        "frames": None, "indexed": None, "precision": None}
+
+    def _scenario_checks(self, sc, dims):
+        """What a boidsim scenario says of the values: finite (it has
+        bounds), and with bounds.mode wrap or reflect within the box."""
+        b = sc.get("bounds")
+        self._finite = isinstance(b, dict)
+        if not self._finite or b.get("mode") not in ("wrap", "reflect"):
+            return
+        lo, hi = b.get("min"), b.get("max")
+        if not (isinstance(lo, list) and isinstance(hi, list) and len(lo) == dims == len(hi)
+                and all(_is_number(x) for x in lo + hi)):
+            return
+        tol = [math.ldexp(max(abs(a), abs(z)), -20) for a, z in zip(lo, hi)]
+        self._box = ([a - t for a, t in zip(lo, tol)], [z + t for z, t in zip(hi, tol)])
 
     def _record_end(self, status, frames):
         self.header["status"] = status
@@ -709,6 +821,7 @@ class BinaryTrajectory(_Trajectory):
             if bad:
                 raise TrajectoryError("%s: frame %d: damaged agents: %s"
                                       % (self.path, index, bad))
+        self._lossy = codec > CODEC_XOR
         return pos, vel, hue, ids, groups, (bits, q, prec)
 
     def _unquantise(self, t, codec, index, state, n):
@@ -757,7 +870,7 @@ class BinaryTrajectory(_Trajectory):
         self.header["precision"] = prec
         return bits, q, prec
 
-    def _each_frame(self):
+    def _raw_frames(self):
         """Yields (step, positions, velocities, hues or None, ids or None,
         groups or None), one frame at a time, checking each frame's CRC."""
         self.truncated = False
@@ -808,6 +921,8 @@ class BinaryTrajectory(_Trajectory):
                    for s, o, c, b in e.tolist()]
         prev = None
         for k, x in enumerate(entries):
+            if prev is not None and x.step <= prev.step:
+                raise TrajectoryError("%s: damaged frame index: steps not increasing" % self.path)
             lo = prev.offset + _FRAME.size if prev else self._data_start
             if (not lo <= x.offset <= off - _FRAME.size or x.codec > CODEC_QUANT_DELTA
                     or (x.back == 0) != (x.codec in _KEY_CODECS)
@@ -818,6 +933,7 @@ class BinaryTrajectory(_Trajectory):
             raise TrajectoryError("%s: damaged frame index: last step" % self.path)
         self._record_end(_STATUS_NAMES[status], n)
         self.header["indexed"] = True
+        self._index_off = off
         return entries
 
     def index(self):
@@ -882,12 +998,17 @@ class BinaryTrajectory(_Trajectory):
                 if step != e.step or codec != e.codec:
                     raise TrajectoryError("%s: frame %d is not where the index says"
                                           % (self.path, j))
+                end = index[j + 1].offset if j + 1 < len(index) else self._index_off
+                if end is not None and e.offset + _FRAME.size + zlen != end:
+                    raise TrajectoryError("%s: damaged frame index: frame %d does not end "
+                                          "where the next record starts" % (self.path, j))
                 payload = f.read(zlen)
                 if len(payload) < zlen:
                     raise TrajectoryError("%s: file cut short in frame %d" % (self.path, j))
                 rec = self._decode(hdr, payload, j, step, state)
                 state = rec[-1]
                 self._cache = (j, state)
+        self._check_values((entry.step,) + rec[:-1], i)
         return self._shape((entry.step,) + rec[:-1], hue, agents)
 
     def frames_at(self, indexes, hue=False, agents=False):
@@ -1137,7 +1258,7 @@ class CsvTrajectory(_Trajectory):
         if lines:
             yield lines, True
 
-    def _each_frame(self):
+    def _raw_frames(self):
         """Yields (step, positions, velocities, hues or None, ids or None,
         groups or None), reading one frame's rows at a time."""
         self.truncated = False
@@ -1187,6 +1308,8 @@ class CsvTrajectory(_Trajectory):
                     self._check_tail(f)
                 except EOFError:
                     cut = True
+                except (OSError, zlib.error, UnicodeDecodeError) as e:
+                    raise TrajectoryError("%s: damaged file: %s" % (self.path, e))
             frames, rest = divmod(rows, self.count) if self.count else (0, 0)
             if cut or rest:
                 self._cut("%s: file cut short in frame %d (%d whole frames)"

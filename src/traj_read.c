@@ -5,8 +5,10 @@
 #include "config.h"
 #include "traj.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,12 @@ struct traj_reader {
 	 * end record no longer describe what was read. */
 	int salvaged, exhausted;
 	uint64_t frame_off;  /* of the frame record being read */
+	/* From the embedded scenario, when its bounds keep every position
+	 * inside the box (modes wrap and reflect): the box, widened a little
+	 * for rounding. */
+	int finite, box;
+	double box_lo[3], box_hi[3];
+	uint64_t index_off;  /* of the frame index (random access) */
 	enum traj_status status;
 	struct traj_index_entry *seen; /* the frames read, for the index check */
 	size_t seen_cap;
@@ -89,6 +97,18 @@ struct traj_reader {
 	char scan_err[UTIL_ERR_MAX];
 	int scan_cut;
 };
+
+/* zlib's message for the last error, without the file name it starts
+ * with; errno's for an I/O error. *e gets the code. */
+static const char *gz_why(struct traj_reader *r, int *e)
+{
+	const char *why = gzerror(r->gz, e);
+	size_t n = r->path ? strlen(r->path) : 0;
+
+	if (*e == Z_ERRNO)
+		return strerror(errno);
+	return n && strncmp(why, r->path, n) == 0 && why[n] == ':' ? why + n + 2 : why;
+}
 
 /* Reads exactly n bytes: 1 when read, 0 at end of input before the first
  * byte, -1 when the input ends part way or fails. */
@@ -197,6 +217,78 @@ static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 	return 0;
 }
 
+/* Bounds for positions: a scenario's bounds.min and bounds.max in the
+ * modes that keep every position inside them. The tolerance covers the
+ * rounding of the box to binary32; lossy frames add their precision. */
+static void scenario_box(struct traj_reader *r, const cJSON *sc)
+{
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(sc, "bounds");
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(b, "mode");
+	const cJSON *lo = cJSON_GetObjectItemCaseSensitive(b, "min");
+	const cJSON *hi = cJSON_GetObjectItemCaseSensitive(b, "max");
+	int d;
+
+	/* A boidsim scenario (it has bounds) holds finite values only. */
+	r->finite = cJSON_IsObject(b);
+	if (!cJSON_IsString(mode) || (strcmp(mode->valuestring, "wrap") != 0 &&
+				      strcmp(mode->valuestring, "reflect") != 0) ||
+	    !cJSON_IsArray(lo) || !cJSON_IsArray(hi) || cJSON_GetArraySize(lo) != r->h.dims ||
+	    cJSON_GetArraySize(hi) != r->h.dims)
+		return;
+	for (d = 0; d < r->h.dims; d++) {
+		const cJSON *a = cJSON_GetArrayItem(lo, d), *z = cJSON_GetArrayItem(hi, d);
+		double tol;
+
+		if (!cJSON_IsNumber(a) || !cJSON_IsNumber(z))
+			return;
+		tol = ldexp(fmax(fabs(a->valuedouble), fabs(z->valuedouble)), -20);
+		r->box_lo[d] = a->valuedouble - tol;
+		r->box_hi[d] = z->valuedouble + tol;
+	}
+	r->box = 1;
+}
+
+/* Whether a scenario's seed is the header's: a number (compared in
+ * binary64, as JSON numbers are), or a string of decimal digits, as
+ * boidsim writes seeds above 2^53, compared exactly. */
+static int seed_matches(const cJSON *seed, uint64_t want)
+{
+	char digits[24];
+
+	if (cJSON_IsNumber(seed))
+		return seed->valuedouble == (double)want;
+	snprintf(digits, sizeof digits, "%llu", (unsigned long long)want);
+	return cJSON_IsString(seed) && strcmp(seed->valuestring, digits) == 0;
+}
+
+/* The embedded scenario is a JSON object without NUL, whose seed is the
+ * header's. */
+static int check_scenario(struct traj_reader *r, uint32_t jl, struct util_err *err)
+{
+	cJSON *sc, *seed;
+	int rc = -1;
+
+	if (strlen(r->h.scenario) != jl) {
+		util_err_set(err, "%s: damaged header: a NUL byte in the embedded scenario", r->name);
+		return -1;
+	}
+	/* with its NUL, which cJSON wants when nothing may follow the value */
+	sc = cJSON_ParseWithLengthOpts(r->h.scenario, (size_t)jl + 1, NULL, 1);
+	seed = cJSON_GetObjectItemCaseSensitive(sc, "seed");
+	if (!cJSON_IsObject(sc))
+		util_err_set(err, "%s: damaged header: the embedded scenario is not a JSON object",
+			     r->name);
+	else if (!seed_matches(seed, r->h.seed))
+		util_err_set(err, "%s: damaged header: the embedded scenario's seed is not the "
+			     "header's (%llu)", r->name, (unsigned long long)r->h.seed);
+	else
+		rc = 0;
+	if (rc == 0)
+		scenario_box(r, sc);
+	cJSON_Delete(sc);
+	return rc;
+}
+
 /* The binary header, after its 8-byte magic was read. */
 static int open_bin(struct traj_reader *r, const unsigned char *magic, struct util_err *err)
 {
@@ -255,8 +347,53 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 		util_err_set(err, "%s: header CRC mismatch", r->name);
 		return -1;
 	}
+	if (jl > 0 && check_scenario(r, jl, err) != 0)
+		return -1;
 	r->data_start = r->pos;
 	return alloc_buffers(r, err);
+}
+
+/* What the frame read last holds: a step after the last one; and under a
+ * boidsim scenario (a CSV has none) finite values, hues in [0, 1] and
+ * positions inside the box when its bounds keep them there (lossy frames
+ * within their precision more). */
+static int check_frame(struct traj_reader *r, uint64_t nf, uint64_t step, int lossy,
+		       struct util_err *err)
+{
+	const unsigned char *raw = r->buf[r->which];
+	size_t n = (size_t)r->n, i;
+	int f;
+
+	if (r->frames > 0 && !r->random && step <= r->last_step) {
+		util_err_set(err, "%s: frame %llu (step %llu): not after step %llu, the frame "
+			     "before's", r->name, (unsigned long long)nf, (unsigned long long)step,
+			     (unsigned long long)r->last_step);
+		return -1;
+	}
+	for (f = 0; r->finite && f < r->nff; f++)
+		for (i = 0; i < n; i++) {
+			uint32_t u = traj_get_u32(raw + 4 * ((size_t)f * n + i));
+			float v;
+			double lo = -HUGE_VAL, hi = HUGE_VAL, tol = lossy ? r->precision : 0;
+
+			memcpy(&v, &u, 4);
+			if (f < r->h.dims && r->box) {
+				lo = r->box_lo[f] - tol;
+				hi = r->box_hi[f] + tol;
+			} else if (f == 2 * r->h.dims) {
+				lo = 0;
+				hi = 1 + tol;
+			}
+			if (isfinite(v) && v >= lo && v <= hi)
+				continue;
+			util_err_set(err, "%s: frame %llu (step %llu): damaged values: %s of row %zu "
+				     "is %.9g, %s", r->name, (unsigned long long)nf,
+				     (unsigned long long)step, traj_field_name(r->h.dims, f), i,
+				     (double)v, !isfinite(v) ? "not finite" :
+				     f < r->h.dims ? "outside the scenario's box" : "outside [0, 1]");
+			return -1;
+		}
+	return 0;
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
@@ -269,7 +406,7 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 
 	if (gzgets(r->gz, r->line, sizeof r->line) == NULL) {
 		int e;
-		const char *why = gzerror(r->gz, &e);
+		const char *why = gz_why(r, &e);
 
 		if (e == Z_BUF_ERROR) {
 			/* zlib's "unexpected end of file": the gzip stream stops
@@ -282,7 +419,7 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 		}
 		if (e != Z_OK) {
 			util_err_set(err, "%s: damaged after line %llu: %s", r->name,
-				     (unsigned long long)r->line_no, e == Z_ERRNO ? strerror(errno) : why);
+				     (unsigned long long)r->line_no, why);
 			return -1;
 		}
 		if (r->scan_err[0]) {
@@ -1288,6 +1425,8 @@ int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
 		if (a)
 			copy_out(r, fields, a);
 	}
+	if (check_frame(r, r->frames, *step, r->h.format == TRAJ_BIN && r->have_q, err) != 0)
+		return -1;
 	digest_frame(r, *step);
 	if (r->frames == 0)
 		r->first_step = *step;
@@ -1397,6 +1536,8 @@ static int check_index(struct traj_reader *r, uint64_t index_off, uint64_t last_
 		if (e->offset < (k ? r->idx[k - 1].offset + TRAJ_FRAME_HEADER : r->data_start) ||
 		    e->offset + TRAJ_FRAME_HEADER > index_off)
 			return index_damaged(r, "a frame offset out of place", err);
+		if (k > 0 && e->step <= r->idx[k - 1].step)
+			return index_damaged(r, "steps not increasing", err);
 		if (e->codec >= TRAJ_CODECS || (e->back == 0) != traj_codec_is_key(e->codec) ||
 		    (e->back > 0 && (k == 0 || r->idx[k - 1].back != e->back - 1)))
 			return index_damaged(r, "a codec or key frame out of place", err);
@@ -1462,6 +1603,7 @@ int traj_reader_load_index(struct traj_reader *r, struct util_err *err)
 		get_entry(&r->idx[k], b + 12 + k * TRAJ_INDEX_ENTRY);
 	util_free(b);
 	r->nidx = n;
+	r->index_off = off;
 	if (check_index(r, off, traj_get_u64(e + 16), err) != 0)
 		return -1;
 	r->tend_seen = 1;
@@ -1520,6 +1662,13 @@ int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
 		if (check_frame_header(r, h, j, err) != 0)
 			return -1;
 		z = traj_get_u64(h + 28);
+		/* The frames fill the file from the header to the index. */
+		if (e->offset + TRAJ_FRAME_HEADER + z !=
+		    (j + 1 < r->nidx ? r->idx[j + 1].offset : r->index_off)) {
+			util_err_set(err, "%s: damaged frame index: frame %llu does not end where "
+				     "the next record starts", r->name, (unsigned long long)j);
+			return -1;
+		}
 		if (util_reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
 			return -1;
 		if (read_at(r, r->zbuf, (size_t)z, e->offset + TRAJ_FRAME_HEADER) != 0) {
@@ -1531,6 +1680,8 @@ int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
 		r->cur = j;
 		r->cur_valid = 1;
 	}
+	if (check_frame(r, k, r->idx[k].step, r->have_q, err) != 0)
+		return -1;
 	copy_out(r, fields, a);
 	*step = r->idx[k].step;
 	return 1;
@@ -1583,7 +1734,12 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 		if (open_bin(r, magic, err) != 0)
 			goto fail;
 	} else if (got < 0) {
-		util_err_set(err, "%s: cannot read: %s", r->name, strerror(errno));
+		int e;
+		const char *why = gz_why(r, &e);
+
+		/* zlib's message for a damaged gzip stream; errno only for I/O */
+		util_err_set(err, "%s: %s: %s", r->name,
+			     e == Z_ERRNO ? "cannot read" : "damaged gzip stream", why);
 		goto fail;
 	} else if (open_csv(r, magic, (size_t)got, err) != 0) {
 		goto fail;

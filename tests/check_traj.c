@@ -484,7 +484,7 @@ START_TEST(test_lossy_exceptions)
 		uint64_t step;
 
 		/* 2D: x, y, vx, vy; rows 0-2 above, then row 0 again. */
-		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 0, 0, 8, 1, "test", "{}", 1,
+		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 0, 0, 8, 1, "test", "{\"seed\": 1}", 1,
 				     precs[i], &err);
 		ck_assert_msg(w != NULL, "%s", err.msg);
 		traj_writer_set_key_interval(w, 3);
@@ -741,7 +741,7 @@ START_TEST(test_version1_file)
 	ck_assert_uint_eq(traj_reader_codec_frames(v1.r, TRAJ_CODEC_ZLIB_F32), 5);
 	ck_assert_int_eq(traj_reader_indexed(v1.r), 0);
 	ck_assert_int_eq(traj_reader_load_index(v1.r, &err), 0);
-	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 0, 0, 50, 4, "test", "{}", 1, 0, &err);
+	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 0, 0, 50, 4, "test", "{\"seed\": 4}", 1, 0, &err);
 	ck_assert_ptr_nonnull(w);
 	for (k = 0; k < v1.n; k++) {
 		for (d = 0; d < 4; d++)
@@ -785,7 +785,7 @@ START_TEST(test_hue_field)
 					(float)(d + 1) * (float)sin(0.3 * i + k);
 	for (j = 0; j < 4; j++) {
 		struct traj_writer *w = traj_writer_open(path_in(NAMES[j]), FMTS[j], dims, 1, 0,
-							 (uint64_t)n, 3, "test", "{}", 1,
+							 (uint64_t)n, 3, "test", "{\"seed\": 3}", 1,
 							 j == 3 ? 0.001 : 0, &err);
 
 		ck_assert_msg(w != NULL, "%s", err.msg);
@@ -817,7 +817,7 @@ START_TEST(test_hue_field)
 	{
 		struct traj_writer *w = traj_writer_open(path_in(NAMES[4]), TRAJ_BIN, dims,
 							 traj_reader_header(fr[1].r)->has_hue, 0,
-							 (uint64_t)n, 3, "test", "{}", 1, 0, &err);
+							 (uint64_t)n, 3, "test", "{\"seed\": 3}", 1, 0, &err);
 
 		ck_assert_ptr_nonnull(w);
 		for (k = 0; k < fr[1].n; k++) {
@@ -883,7 +883,7 @@ static void write_agents(const char *path, enum traj_format fmt, int dims, int h
 {
 	struct util_err err = {{0}};
 	struct traj_writer *w = traj_writer_open(path, fmt, dims, hue, TRAJ_FLAG_AGENTS, AG_MAX, 7,
-						 "test", "{}", 1, precision, &err);
+						 "test", "{\"seed\": 7}", 1, precision, &err);
 	int k, f;
 
 	ck_assert_msg(w != NULL, "%s", err.msg);
@@ -1166,7 +1166,7 @@ START_TEST(test_agents_writer_refuses)
 					    1, 0, &err));
 	ck_assert_ptr_nonnull(strstr(err.msg, "flags"));
 	w = traj_writer_open(path_in("w.bin"), TRAJ_BIN, 2, 1, TRAJ_FLAG_AGENTS, AG_MAX, 1, "t",
-			     "{}", 1, 0, &err);
+			     "{\"seed\": 1}", 1, 0, &err);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(traj_write_frame(w, 0, v, &err), -1);
 	a.n = AG_MAX + 1;

@@ -4,10 +4,13 @@
 # exits 1 when there is any.
 #   readers.py cuts BOIDSIM DIR FILE...   every file cut at many lengths
 #   readers.py damage BOIDSIM DIR SRC K OUT   a byte of frame K changed
+#   readers.py hostile BOIDSIM DIR CASES SRC.bin SRC.csv   the table of hostile files
+import gzip
 import os
 import struct
 import subprocess
 import sys
+import zlib
 
 sys.path.insert(0, os.path.join(os.environ.get("srcdir", "."), "scripts"))
 import boidsim_traj  # noqa: E402
@@ -93,6 +96,100 @@ def damage(boidsim, work, args):
     return 0
 
 
+def split_bin(data):
+    """(header, [frame records], the rest) of a binary trajectory."""
+    offs = frame_offsets(data)
+    end = offs[-1] + 40 + struct.unpack_from("<Q", data, offs[-1] + 28)[0]
+    frames = [bytearray(data[o:o + 40 + struct.unpack_from("<Q", data, o + 28)[0]])
+              for o in offs]
+    return bytearray(data[:offs[0]]), frames, data[end:]
+
+
+def frame_crc(fr):
+    """The record with its CRC made right again."""
+    fr[36:40] = struct.pack("<I", zlib.crc32(bytes(fr[40:]), zlib.crc32(bytes(fr[:36]))))
+    return fr
+
+
+def with_scenario(head, text):
+    """A header holding another scenario text, its CRC right."""
+    glen, jlen = struct.unpack_from("<II", head, 36)
+    fixed = bytearray(head[:44])
+    fixed[40:44] = struct.pack("<I", len(text))
+    body = bytes(fixed) + bytes(head[44:44 + glen]) + text
+    return bytearray(body + struct.pack("<I", zlib.crc32(body)))
+
+
+def forge(kind, data):
+    """A hostile file of the given kind, made from a sound one. The binary
+    ones are cut after their frames (a killed run: no index to disagree),
+    so that only what the frames hold can tell."""
+    if kind.startswith("csv"):
+        text = data.decode()
+        lines = text.split("\n")
+        if kind == "csv-nul":
+            lines[3] = lines[3][:5] + "\0" + lines[3][5:]
+        return "\n".join(lines).encode()
+    if kind == "gz-damaged":
+        b = bytearray(gzip.compress(data))
+        b[len(b) // 2] ^= 0x55
+        return bytes(b)
+    head, fr, _ = split_bin(data)
+    sc = bytes(head[44 + struct.unpack_from("<I", head, 36)[0]:-4])
+    if kind == "swap-delta":
+        fr[2], fr[3] = fr[3], fr[2]
+    elif kind == "drop-delta":
+        del fr[2]
+    elif kind == "relabel-key":
+        fr[2][16:20] = struct.pack("<I", 1)
+        frame_crc(fr[2])
+    elif kind == "steps-back":
+        s1, s2 = fr[1][4:12], fr[2][4:12]
+        fr[1][4:12], fr[2][4:12] = s2, s1
+        frame_crc(fr[1])
+        frame_crc(fr[2])
+    elif kind == "scenario-array":
+        head = with_scenario(head, b"[1, 2]")
+    elif kind == "scenario-invalid":
+        head = with_scenario(head, sc[:-1])
+    elif kind == "scenario-nul":
+        head = with_scenario(head, sc[:1] + b"\0" + sc[1:])
+    elif kind == "scenario-seed":
+        head = with_scenario(head, sc.replace(b'"seed":\t4', b'"seed":\t5'))
+    else:
+        raise SystemExit("unknown kind " + kind)
+    return bytes(head) + b"".join(bytes(f) for f in fr)
+
+
+def hostile(boidsim, work, args):
+    """hostile CASES SRC.bin SRC.csv: each case of the table made, through
+    boidsim verify (exit status, message) and the Python reader (the same
+    verdict)."""
+    import re
+    cases, srcs = args[0], {"bin": open(args[1], "rb").read(), "csv": open(args[2], "rb").read()}
+    bad, n = [], 0
+    for line in open(cases):
+        if not line.strip() or line.startswith("#"):
+            continue
+        kind, ext, status, pattern = [x.strip() for x in line.split("|", 3)]
+        n += 1
+        path = os.path.join(work, "hostile-%s.%s" % (kind, ext))
+        with open(path, "wb") as f:
+            f.write(forge(kind, srcs["csv" if ext.startswith("csv") else "bin"]))
+        p = subprocess.run([boidsim, "verify", path], capture_output=True, text=True)
+        said = (p.stdout + p.stderr).strip()
+        if p.returncode != int(status) or not re.search(pattern, said):
+            bad.append("%s: boidsim verify exit %d, said: %s" % (kind, p.returncode, said))
+        want = {0: "ok", 1: "damaged", 3: "incomplete"}[int(status)]
+        if py_verdict(path).split()[0] != want:
+            bad.append("%s: python says %s, boidsim %s" % (kind, py_verdict(path), want))
+    for line in bad:
+        print(line)
+    print("# %d cases" % n)
+    return 1 if bad or n == 0 else 0
+
+
 if __name__ == "__main__":
     cmd, boidsim, work = sys.argv[1:4]
-    sys.exit({"cuts": cuts, "damage": damage}[cmd](boidsim, work, sys.argv[4:]))
+    sys.exit({"cuts": cuts, "damage": damage, "hostile": hostile}[cmd](boidsim, work,
+                                                                       sys.argv[4:]))
