@@ -157,6 +157,7 @@ _GENERATOR_MAX = 4096
 _SCENARIO_MAX = 16 << 20
 _CHUNK_MIN, _CHUNK_MAX = 64, 1 << 30
 _PRECISION_MAX = 1e9
+_INFLATE_RATIO = 1040      # deflate makes at most 1032 bytes of one, rounded up
 _STATUS_NAMES = {0: "complete", 1: "interrupted"}
 
 
@@ -751,6 +752,8 @@ class BinaryTrajectory(_Trajectory):
         if ok:
             ok = (zlen <= _compress_bound(raw_len) if codec == CODEC_ZLIB_F32
                   else 8 <= zlen <= _payload_max(raw_len))
+        # deflate's largest expansion bounds the stream a payload may claim
+        ok = ok and raw_len // _INFLATE_RATIO <= zlen
         if not ok:
             raise TrajectoryError("%s: frame %d: damaged frame header" % (self.path, index))
 

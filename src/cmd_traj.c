@@ -28,17 +28,63 @@ static int usage_error(const char *cmd, const char *what, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* Frame buffers for r's count, one per field. */
-static int alloc_fields(const struct traj_header *h, float *fields[TRAJ_FIELDS_MAX],
-			struct util_err *err)
+/* A frame's arrays, one per field, and its agents (any file: without
+ * agents the reader gives ids 0..count-1, all boids), with room for cap
+ * values each. */
+struct frame_bufs {
+	size_t cap;
+	float *f[TRAJ_FIELDS_MAX];
+	struct traj_agents a;
+};
+
+static void free_bufs(struct frame_bufs *b)
 {
 	int f;
 
-	memset(fields, 0, TRAJ_FIELDS_MAX * sizeof *fields);
+	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
+		util_free(b->f[f]);
+	util_free(b->a.id);
+	util_free(b->a.group);
+	memset(b, 0, sizeof *b);
+}
+
+/* Room for n values in each array. They grow with the frames read, not
+ * with the header's count, which for agents is only a bound: a small
+ * file claiming 10^8 agents costs nothing until it holds them. */
+static int frame_room(const struct traj_header *h, struct frame_bufs *b, uint64_t n,
+		      struct util_err *err)
+{
+	size_t cap = b->cap ? b->cap : 1024;
+	int f;
+
+	if (b->a.id && n <= b->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	free_bufs(b);
 	for (f = 0; f < h->fields; f++)
-		if (!(fields[f] = util_alloc((size_t)h->count, sizeof(float), err)))
+		if (!(b->f[f] = util_alloc_raw(cap, sizeof(float), err)))
 			return -1;
+	if (!(b->a.id = util_alloc_raw(cap, sizeof *b->a.id, err)) ||
+	    !(b->a.group = util_alloc_raw(cap, sizeof *b->a.group, err)))
+		return -1;
+	b->cap = cap;
 	return 0;
+}
+
+/* The next frame into b (or frame k through the index, when k is not
+ * NULL): 1, 0 at the end, -1 as the reader says. */
+static int read_into(struct traj_reader *r, const uint64_t *k, uint64_t *step,
+		     struct frame_bufs *b, struct util_err *err)
+{
+	int rc = k ? traj_read_next_at(r, *k, step, err) : traj_read_next(r, step, err);
+
+	if (rc != 1)
+		return rc;
+	if (frame_room(traj_reader_header(r), b, traj_reader_frame_n(r), err) != 0)
+		return -1;
+	traj_reader_copy_frame(r, b->f, &b->a);
+	return 1;
 }
 
 /* An error message without the file name it starts with, to follow it. */
@@ -56,24 +102,6 @@ static void free_fields(float *fields[TRAJ_FIELDS_MAX])
 
 	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
 		util_free(fields[f]);
-}
-
-/* Ids and groups for r's count (any file: without agents the reader gives
- * ids 0..count-1, all boids). */
-static int alloc_agents(const struct traj_header *h, struct traj_agents *a,
-			struct util_err *err)
-{
-	a->n = 0;
-	a->id = util_alloc((size_t)h->count, sizeof *a->id, err);
-	a->group = a->id ? util_alloc((size_t)h->count, sizeof *a->group, err) : NULL;
-	return a->group ? 0 : -1;
-}
-
-static void free_agents(struct traj_agents *a)
-{
-	util_free(a->id);
-	util_free(a->group);
-	a->id = a->group = NULL;
 }
 
 /* What the frames of a file with agents held: the fewest and most agents
@@ -129,14 +157,14 @@ static const char *format_title(enum traj_format f)
 
 /* Reads every frame of r (with its agents into a, noted in s); returns 0
  * at a clean end, -1 (err filled) at the first damaged or cut frame. */
-static int read_all(struct traj_reader *r, float *fields[TRAJ_FIELDS_MAX],
-		    struct traj_agents *a, struct agent_stats *s, struct util_err *err)
+static int read_all(struct traj_reader *r, struct frame_bufs *b, struct agent_stats *s,
+		    struct util_err *err)
 {
 	uint64_t step;
 	int rc;
 
-	while ((rc = traj_read_frame_agents(r, &step, fields, a, err)) == 1)
-		if (note_frame(s, a, err) != 0)
+	while ((rc = read_into(r, NULL, &step, b, err)) == 1)
+		if (note_frame(s, &b->a, err) != 0)
 			return -1;
 	return rc;
 }
@@ -189,8 +217,7 @@ int cmd_info(int argc, char **argv)
 	struct util_err err = {{0}};
 	struct traj_reader *r;
 	const struct traj_header *h;
-	float *fields[TRAJ_FIELDS_MAX] = {0};
-	struct traj_agents a = {0};
+	struct frame_bufs fb = {0};
 	struct agent_stats as = {0};
 	enum traj_status st;
 	int c, only_scenario = 0, rc, status = 1;
@@ -230,11 +257,7 @@ int cmd_info(int argc, char **argv)
 		status = fflush(stdout) == 0 ? 0 : 1;
 		goto out;
 	}
-	if (alloc_fields(h, fields, &err) != 0 || alloc_agents(h, &a, &err) != 0) {
-		fprintf(stderr, "boidsim: %s\n", err.msg);
-		goto out;
-	}
-	rc = read_all(r, fields, &a, &as, &err);
+	rc = read_all(r, &fb, &as, &err);
 	printf("file:        %s\n", argv[optind]);
 	if (h->format == TRAJ_BIN)
 		printf("format:      %s, version %d\nwritten by:  %s\n", format_title(h->format),
@@ -295,8 +318,7 @@ int cmd_info(int argc, char **argv)
 	if (fflush(stdout) != 0)
 		status = 1;
 out:
-	free_fields(fields);
-	free_agents(&a);
+	free_bufs(&fb);
 	util_free(as.pred);
 	traj_reader_close(r);
 	return status;
@@ -307,8 +329,7 @@ int cmd_verify(int argc, char **argv)
 	struct util_err err = {{0}};
 	struct traj_reader *r;
 	const struct traj_header *h;
-	float *fields[TRAJ_FIELDS_MAX] = {0};
-	struct traj_agents a = {0};
+	struct frame_bufs fb = {0};
 	struct agent_stats as = {0};
 	enum traj_status st;
 	int rc, status = 1;
@@ -329,11 +350,7 @@ int cmd_verify(int argc, char **argv)
 		return 1;
 	}
 	h = traj_reader_header(r);
-	if (alloc_fields(h, fields, &err) != 0 || alloc_agents(h, &a, &err) != 0) {
-		fprintf(stderr, "boidsim: %s\n", err.msg);
-		goto out;
-	}
-	rc = read_all(r, fields, &a, &as, &err);
+	rc = read_all(r, &fb, &as, &err);
 	if (rc != 0 && traj_reader_cut(r)) {
 		printf("%s: incomplete: %" PRIu64 " whole frames (%s)\n", argv[1],
 		       traj_reader_frames(r), reason(&err, argv[1]));
@@ -360,8 +377,7 @@ int cmd_verify(int argc, char **argv)
 out:
 	if (fflush(stdout) != 0)
 		status = 1;
-	free_fields(fields);
-	free_agents(&a);
+	free_bufs(&fb);
 	util_free(as.pred);
 	traj_reader_close(r);
 	return status;
@@ -547,8 +563,8 @@ int cmd_convert(int argc, char **argv)
 	struct traj_reader *r = NULL;
 	struct traj_writer *w = NULL;
 	const struct traj_header *h;
-	float *in[TRAJ_FIELDS_MAX] = {0}, *sub[TRAJ_FIELDS_MAX] = {0};
-	struct traj_agents ain = {0}, asub = {0};
+	float *sub[TRAJ_FIELDS_MAX] = {0};
+	struct frame_bufs in = {0}, asub = {0};
 	struct id_range *ranges = NULL;
 	size_t nranges = 0;
 	uint32_t *ids = NULL;
@@ -618,12 +634,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (!ids)
 		nids = (size_t)h->count;
-	if (alloc_fields(h, in, &err) != 0 || alloc_agents(h, &ain, &err) != 0 ||
-	    (ranges && alloc_agents(h, &asub, &err) != 0)) {
-		fprintf(stderr, "boidsim: %s\n", err.msg);
-		goto out;
-	}
-	for (f = 0; (ids || ranges) && f < h->fields; f++)
+	for (f = 0; ids && f < h->fields; f++)
 		if (!(sub[f] = util_alloc(nids, sizeof(float), &err))) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
 			goto out;
@@ -655,9 +666,9 @@ int cmd_convert(int argc, char **argv)
 			}
 			if (!selected(e->step, sel))
 				continue;
-			rc = traj_read_frame_at_agents(r, kf, &step, in, &ain, &err);
+			rc = read_into(r, &kf, &step, &in, &err);
 		} else {
-			rc = traj_read_frame_agents(r, &step, in, &ain, &err);
+			rc = read_into(r, NULL, &step, &in, &err);
 		}
 		if (rc < 0 && !indexed && traj_reader_cut(r)) {
 			/* a killed run's last record: keep every whole frame */
@@ -680,20 +691,24 @@ int cmd_convert(int argc, char **argv)
 		if (!selected(step, sel))
 			continue;
 		if (h->has_agents) {
-			const struct traj_agents *wa = &ain;
+			const struct frame_bufs *wa = &in;
 
 			if (ranges) {
-				select_agents(ranges, nranges, h->fields, in, &ain, sub, &asub);
+				if (frame_room(h, &asub, in.a.n, &err) != 0) {
+					fprintf(stderr, "boidsim: %s\n", err.msg);
+					goto out;
+				}
+				select_agents(ranges, nranges, h->fields, in.f, &in.a, asub.f, &asub.a);
 				wa = &asub;
 			}
-			if (wa->n > most)
-				most = wa->n;
-			rc = traj_write_frame_agents(w, step, ranges ? sub : in, wa, &err);
+			if (wa->a.n > most)
+				most = wa->a.n;
+			rc = traj_write_frame_agents(w, step, wa->f, &wa->a, &err);
 		} else {
 			for (f = 0; ids && f < h->fields; f++)
 				for (k = 0; k < nids; k++)
-					sub[f][k] = in[f][ids[k]];
-			rc = traj_write_frame(w, step, ids ? sub : in, &err);
+					sub[f][k] = in.f[f][ids[k]];
+			rc = traj_write_frame(w, step, ids ? sub : in.f, &err);
 		}
 		if (rc != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
@@ -725,10 +740,9 @@ int cmd_convert(int argc, char **argv)
 	status = lost ? EXIT_INCOMPLETE : 0;
 out:
 	traj_writer_abort(w);
-	free_fields(in);
 	free_fields(sub);
-	free_agents(&ain);
-	free_agents(&asub);
+	free_bufs(&in);
+	free_bufs(&asub);
 	free(ranges);
 	free(ids);
 	traj_reader_close(r);

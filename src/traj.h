@@ -252,6 +252,19 @@ int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
 			   float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
 			   struct util_err *err);
 
+/* Reading without the caller's arrays, whose size the header's count
+ * (only a bound with agents) would set: traj_read_next reads the next
+ * frame into the reader, as traj_read_frame_agents does (1, 0, -1), and
+ * traj_read_next_at frame k as traj_read_frame_at_agents does; then
+ * traj_reader_frame_n is its count and traj_reader_copy_frame copies it
+ * into arrays of that many values (a as traj_read_frame_agents fills it,
+ * or NULL). The reader's own buffers grow with the frames that decode. */
+int traj_read_next(struct traj_reader *r, uint64_t *step, struct util_err *err);
+int traj_read_next_at(struct traj_reader *r, uint64_t k, uint64_t *step, struct util_err *err);
+uint64_t traj_reader_frame_n(const struct traj_reader *r);
+void traj_reader_copy_frame(const struct traj_reader *r, float *const fields[TRAJ_FIELDS_MAX],
+			    struct traj_agents *a);
+
 /* Random access through the frame index at the end of a complete binary
  * file, which needs a regular file (not a pipe, not gzip'd). Returns 1 when
  * the index was found and is sound, 0 when there is none (a killed run, a

@@ -37,10 +37,13 @@ struct traj_reader {
 	 * little-endian as the digest takes them: the one read last is
 	 * buf[which], of n agents; delta frames decode from it. */
 	unsigned char *buf[2];
+	size_t bcap[2];
 	uint64_t n;
 	int which, have_base;
 	size_t raw_len;     /* bytes of the largest frame */
 	int64_t *q;         /* lossy: the integers of the frame read last */
+	size_t qcap;
+	uint64_t size;      /* of a plain regular file; 0 when not known */
 	int have_q;
 	double qprec;
 	unsigned char *tbuf, *zbuf;
@@ -94,6 +97,7 @@ struct traj_reader {
 	 * stopped the pass at open time over a pipe, reported when the copy
 	 * of what it read runs out. */
 	uint32_t *csv_id, *csv_group;
+	float *csvf[TRAJ_FIELDS_MAX]; /* the frame read last, as parsed */
 	char scan_err[UTIL_ERR_MAX];
 	int scan_cut;
 };
@@ -194,6 +198,7 @@ static char *read_string(struct traj_reader *r, uint32_t len, uLong *crc)
 static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 {
 	size_t most;
+	int f;
 
 	/* Every size derived from the count must fit, up to the largest lossy
 	 * stream (8 plane bytes and an exception per value). */
@@ -207,10 +212,18 @@ static int alloc_buffers(struct traj_reader *r, struct util_err *err)
 		return -1;
 	}
 	r->raw_len = r->values * sizeof(float);
-	if (!(r->buf[0] = util_alloc(r->raw_len, 1, err)) ||
-	    (r->h.format == TRAJ_BIN && !(r->buf[1] = util_alloc(r->raw_len, 1, err))))
+	/* A binary header's count is only a bound: a binary frame's buffers
+	 * grow as frames of that size actually decode. A CSV's is the size of
+	 * a frame read. */
+	if (r->h.format == TRAJ_BIN)
+		return 0;
+	if (!(r->buf[0] = util_alloc(r->raw_len, 1, err)))
 		return -1;
-	if (r->h.format != TRAJ_BIN && r->h.has_agents &&
+	r->bcap[0] = r->raw_len;
+	for (f = 0; f < r->nff; f++)
+		if (!(r->csvf[f] = util_alloc((size_t)r->h.count, sizeof(float), err)))
+			return -1;
+	if (r->h.has_agents &&
 	    (!(r->csv_id = util_alloc((size_t)r->h.count, sizeof *r->csv_id, err)) ||
 	     !(r->csv_group = util_alloc((size_t)r->h.count, sizeof *r->csv_group, err))))
 		return -1;
@@ -909,6 +922,10 @@ static uint64_t payload_max(uint64_t raw)
 	return 8 + 17 * chunks + raw + (raw >> 12) + (raw >> 14) + (raw >> 25) + 13;
 }
 
+/* Deflate's largest expansion, 1032 to 1 (RFC 1951: a match of 258
+ * bytes in at least 2 bits of a block), rounded up. */
+#define TRAJ_INFLATE_RATIO 1040
+
 /* Checks a frame header against the file's header: count (the header's,
  * or with agents at most that), codec, stream length R and payload length
  * Z. */
@@ -928,6 +945,11 @@ static int check_frame_header(struct traj_reader *r, const unsigned char *h, uin
 	if (ok)
 		ok = codec == TRAJ_CODEC_ZLIB_F32 ? z <= compressBound((uLong)raw)
 						  : z >= 8 && z <= payload_max(raw);
+	/* Deflate makes at most TRAJ_INFLATE_RATIO bytes of each byte it
+	 * reads, so a small payload cannot claim a large stream (and make the
+	 * reader allocate for it). */
+	if (ok)
+		ok = raw / TRAJ_INFLATE_RATIO <= z;
 	if (!ok) {
 		util_err_set(err, "%s: frame %llu: damaged frame header", r->name,
 			     (unsigned long long)nf);
@@ -1095,7 +1117,9 @@ static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsig
 			     "of the same precision it depends on", r->name, (unsigned long long)nf);
 		return -1;
 	}
-	if (r->q == NULL && !(r->q = util_alloc(r->values, sizeof *r->q, err)))
+	/* A delta frame has the count of the frame before: only a key frame
+	 * can need more room. */
+	if (util_reserve_raw(&r->q, &r->qcap, n * (size_t)r->nf * sizeof *r->q, err) != 0)
 		return -1;
 	for (f = 0; f < r->nf; f++) {
 		int k = t[TRAJ_QUANT_PRELUDE + f];
@@ -1197,9 +1221,15 @@ static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t 
 {
 	uint32_t codec = traj_get_u32(h + 16), count = traj_get_u32(h + 12);
 	uint64_t raw = traj_get_u64(h + 20), z = traj_get_u64(h + 28);
-	unsigned char *out = r->buf[r->which ^ 1], *base = r->buf[r->which];
+	unsigned char *out, *base;
 	size_t n = (size_t)count;
 	int rc = 0;
+
+	if (util_reserve_raw(&r->buf[r->which ^ 1], &r->bcap[r->which ^ 1],
+			     n * (size_t)r->nf * 4, err) != 0)
+		goto fail;
+	out = r->buf[r->which ^ 1];
+	base = r->buf[r->which];
 
 	if (traj_get_u32(h + 36) != (uint32_t)crc32_z(crc32(0L, h, 36), r->zbuf, (z_size_t)z)) {
 		util_err_set(err, "%s: frame %llu (step %llu): CRC mismatch", r->name,
@@ -1275,6 +1305,50 @@ static int remember_frame(struct traj_reader *r, const unsigned char *h, uint64_
 	return 0;
 }
 
+/* The payload of z bytes into r->zbuf: 1, 0 when the input ends first,
+ * -1 on error. Room grows with what is read, never beyond what a plain
+ * file still holds, so a false length costs no memory. */
+static int read_payload(struct traj_reader *r, uint64_t z, struct util_err *err)
+{
+	size_t got = 0;
+
+	if (r->size && z > r->size - r->pos) {
+		r->pos = r->size;
+		return 0;
+	}
+	while (got < z) {
+		size_t want = z - got, cap = r->zcap;
+		int rc;
+
+		if (!r->size && got + want > cap) {
+			/* a pipe or gzip: double as data comes, from 1 MiB */
+			size_t grow = cap < (1u << 20) ? (1u << 20) : 2 * cap;
+
+			if (grow > z)
+				grow = (size_t)z;
+			if (grow > cap) {
+				unsigned char *nb = util_alloc_raw(grow, 1, err);
+
+				if (nb == NULL)
+					return -1;
+				if (got)
+					memcpy(nb, r->zbuf, got);
+				util_free(r->zbuf);
+				r->zbuf = nb;
+				r->zcap = cap = grow;
+			}
+			want = cap - got;
+		} else if (util_reserve_raw(&r->zbuf, &r->zcap, (size_t)z, err) != 0) {
+			return -1;
+		}
+		rc = read_exact(r, r->zbuf + got, want);
+		if (rc != 1)
+			return 0;
+		got += want;
+	}
+	return 1;
+}
+
 static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err *err)
 {
 	unsigned char h[TRAJ_FRAME_HEADER];
@@ -1312,9 +1386,10 @@ static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err
 	if (check_frame_header(r, h, nf, err) != 0)
 		return -1;
 	z = traj_get_u64(h + 28);
-	if (util_reserve(&r->zbuf, &r->zcap, (size_t)z, err) != 0)
+	rc = read_payload(r, z, err);
+	if (rc < 0)
 		return -1;
-	if (read_exact(r, r->zbuf, (size_t)z) != 1)
+	if (rc == 0)
 		goto cut;
 	if (decode_frame(r, h, nf, err) != 0 || remember_frame(r, h, offset, err) != 0)
 		return -1;
@@ -1391,10 +1466,9 @@ static int no_agents(struct traj_reader *r, struct util_err *err)
 	return -1;
 }
 
-int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
-			   float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
-			   struct util_err *err)
+int traj_read_next(struct traj_reader *r, uint64_t *step, struct util_err *err)
 {
+	float *const *fields = r->csvf;
 	int rc;
 
 	if (r->ended || r->exhausted)
@@ -1408,7 +1482,6 @@ int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
 		rc = read_bin_frame(r, step, err);
 		if (rc != 1)
 			return rc;
-		copy_out(r, fields, a);
 	} else if (r->h.has_agents) {
 		uint64_t n;
 
@@ -1416,14 +1489,11 @@ int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
 		if (rc != 1)
 			return rc;
 		pack_csv(r, fields, (size_t)n);
-		copy_out(r, fields, a);
 	} else {
 		rc = read_csv_frame(r, step, fields, err);
 		if (rc != 1)
 			return rc;
 		pack_csv(r, fields, (size_t)r->h.count);
-		if (a)
-			copy_out(r, fields, a);
 	}
 	if (check_frame(r, r->frames, *step, r->h.format == TRAJ_BIN && r->have_q, err) != 0)
 		return -1;
@@ -1433,6 +1503,28 @@ int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
 	r->last_step = *step;
 	r->frames++;
 	return 1;
+}
+
+uint64_t traj_reader_frame_n(const struct traj_reader *r)
+{
+	return r->n;
+}
+
+void traj_reader_copy_frame(const struct traj_reader *r, float *const fields[TRAJ_FIELDS_MAX],
+			    struct traj_agents *a)
+{
+	copy_out(r, fields, a);
+}
+
+int traj_read_frame_agents(struct traj_reader *r, uint64_t *step,
+			   float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
+			   struct util_err *err)
+{
+	int rc = traj_read_next(r, step, err);
+
+	if (rc == 1)
+		copy_out(r, fields, a);
+	return rc;
 }
 
 int traj_read_frame(struct traj_reader *r, uint64_t *step,
@@ -1627,6 +1719,15 @@ int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
 			      float *const fields[TRAJ_FIELDS_MAX], struct traj_agents *a,
 			      struct util_err *err)
 {
+	int rc = traj_read_next_at(r, k, step, err);
+
+	if (rc == 1)
+		copy_out(r, fields, a);
+	return rc;
+}
+
+int traj_read_next_at(struct traj_reader *r, uint64_t k, uint64_t *step, struct util_err *err)
+{
 	unsigned char h[TRAJ_FRAME_HEADER];
 	uint64_t j, start;
 	int rc = traj_reader_load_index(r, err);
@@ -1682,7 +1783,6 @@ int traj_read_frame_at_agents(struct traj_reader *r, uint64_t k, uint64_t *step,
 	}
 	if (check_frame(r, k, r->idx[k].step, r->have_q, err) != 0)
 		return -1;
-	copy_out(r, fields, a);
 	*step = r->idx[k].step;
 	return 1;
 }
@@ -1731,6 +1831,11 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 	if (got > 0)
 		r->pos = (uint64_t)got;
 	if (got == (int)sizeof magic && memcmp(magic, TRAJ_MAGIC, TRAJ_MAGIC_LEN) == 0) {
+		struct stat st;
+
+		/* what a plain regular file holds bounds what a frame may claim */
+		if (r->path && gzdirect(r->gz) && stat(r->path, &st) == 0 && S_ISREG(st.st_mode))
+			r->size = (uint64_t)st.st_size;
 		if (open_bin(r, magic, err) != 0)
 			goto fail;
 	} else if (got < 0) {
@@ -1812,8 +1917,10 @@ void traj_reader_close(struct traj_reader *r)
 	free(r->path);
 	free(r->h.generator);
 	free(r->h.scenario);
-	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
+	for (f = 0; f < TRAJ_FIELDS_MAX; f++) {
 		free(r->first[f]);
+		util_free(r->csvf[f]);
+	}
 	util_free(r->buf[0]);
 	util_free(r->buf[1]);
 	util_free(r->csv_id);

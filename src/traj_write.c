@@ -291,13 +291,16 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 			util_err_set(err, "%s: frame size overflows", w->path);
 			goto fail;
 		}
+		/* Not cleared: each frame writes the values it reads back (a delta
+		 * frame has the count of the one before), so with agents, whose
+		 * count is only a bound, only pages of real frames are touched. */
 		if (precision > 0) {
-			if (!(w->q = util_alloc(values, sizeof *w->q, err)) ||
-			    !(w->qprev = util_alloc(values, sizeof *w->qprev, err)) ||
-			    !(w->zz = util_alloc(values, sizeof *w->zz, err)) ||
-			    !(w->exc = util_alloc(values, 1, err)))
+			if (!(w->q = util_alloc_raw(values, sizeof *w->q, err)) ||
+			    !(w->qprev = util_alloc_raw(values, sizeof *w->qprev, err)) ||
+			    !(w->zz = util_alloc_raw(values, sizeof *w->zz, err)) ||
+			    !(w->exc = util_alloc_raw(values, 1, err)))
 				goto fail;
-		} else if (!(w->prev = util_alloc(values, sizeof *w->prev, err))) {
+		} else if (!(w->prev = util_alloc_raw(values, sizeof *w->prev, err))) {
 			goto fail;
 		}
 		if (write_bin_header(w, seed, generator, scenario_json, err) != 0)

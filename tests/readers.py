@@ -5,6 +5,8 @@
 #   readers.py cuts BOIDSIM DIR FILE...   every file cut at many lengths
 #   readers.py damage BOIDSIM DIR SRC K OUT   a byte of frame K changed
 #   readers.py hostile BOIDSIM DIR CASES SRC.bin SRC.csv   the table of hostile files
+#   readers.py make BOIDSIM DIR KIND SRC OUT   one hostile file
+#   readers.py memory BOIDSIM DIR MB CMD...   CMD's peak memory at most MB
 import gzip
 import os
 import struct
@@ -134,7 +136,7 @@ def forge(kind, data):
         b = bytearray(gzip.compress(data))
         b[len(b) // 2] ^= 0x55
         return bytes(b)
-    head, fr, _ = split_bin(data)
+    head, fr, rest = split_bin(data)
     sc = bytes(head[44 + struct.unpack_from("<I", head, 36)[0]:-4])
     if kind == "swap-delta":
         fr[2], fr[3] = fr[3], fr[2]
@@ -148,6 +150,23 @@ def forge(kind, data):
         fr[1][4:12], fr[2][4:12] = s2, s1
         frame_crc(fr[1])
         frame_crc(fr[2])
+    elif kind == "huge-count":
+        # a count of 10^8 in the header (valid for agents), the frames
+        # left as they are: a bound the file does not hold
+        head[16:24] = struct.pack("<Q", 10**8)
+        head = with_scenario(head, sc)
+        return bytes(head) + b"".join(bytes(f) for f in fr) + rest
+    elif kind in ("huge-frame", "huge-payload"):
+        # the header's count and frame 0's 10^8 boids, a stream of their
+        # size; huge-payload also claims a payload of that size
+        nf = struct.unpack_from("<I", head, 32)[0]
+        head[16:24] = struct.pack("<Q", 10**8)
+        head = with_scenario(head, sc)
+        fr[0][12:16] = struct.pack("<I", 10**8)
+        fr[0][20:28] = struct.pack("<Q", 10**8 * nf * 4)
+        if kind == "huge-payload":
+            fr[0][28:36] = struct.pack("<Q", 10**8 * nf * 4)
+        frame_crc(fr[0])
     elif kind == "scenario-array":
         head = with_scenario(head, b"[1, 2]")
     elif kind == "scenario-invalid":
@@ -159,6 +178,24 @@ def forge(kind, data):
     else:
         raise SystemExit("unknown kind " + kind)
     return bytes(head) + b"".join(bytes(f) for f in fr)
+
+
+def make(boidsim, work, args):
+    """make KIND SRC OUT: one hostile file."""
+    with open(args[2], "wb") as f:
+        f.write(forge(args[0], open(args[1], "rb").read()))
+    return 0
+
+
+def memory(boidsim, work, args):
+    """memory MB CMD...: runs CMD; fails when its peak resident memory
+    passes MB megabytes. Prints its exit status and peak."""
+    limit, cmd = float(args[0]), args[1:]
+    pid = os.spawnvp(os.P_NOWAIT, cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    mb = usage.ru_maxrss / 1024.0
+    print("exit %d, peak %.0f MB: %s" % (os.waitstatus_to_exitcode(status), mb, " ".join(cmd)))
+    return 0 if mb <= limit else 1
 
 
 def hostile(boidsim, work, args):
@@ -191,5 +228,5 @@ def hostile(boidsim, work, args):
 
 if __name__ == "__main__":
     cmd, boidsim, work = sys.argv[1:4]
-    sys.exit({"cuts": cuts, "damage": damage, "hostile": hostile}[cmd](boidsim, work,
-                                                                       sys.argv[4:]))
+    sys.exit({"cuts": cuts, "damage": damage, "hostile": hostile, "make": make,
+              "memory": memory}[cmd](boidsim, work, sys.argv[4:]))
