@@ -102,7 +102,10 @@ boidsim scenario values that are not finite or positions outside its box
 (bounds modes wrap and reflect), with the same rules as boidsim's reader
 (boidsim-trajectory(5)); the scenario itself must be a JSON object whose
 seed is the header's. ``t.check()`` reads every frame so, as ``boidsim
-verify`` does. A
+verify`` does. CSV rows are read in the grammar of boidsim-trajectory(5)
+(an optional sign, digits with an optional point and exponent; no
+blanks, nan, inf or hex; nothing that overflows binary32), exactly as
+boidsim reads them. A
 file cut short part way through a frame (a full disk, an interrupted copy)
 yields its complete frames and then raises; open it with ``strict=False``
 to stop quietly instead, after which ``t.truncated`` is True. A run that
@@ -113,6 +116,7 @@ temporary name, ``.NAME.tmp.XXXXXX`` beside NAME.)
 """
 
 import collections
+import functools
 import gzip
 import hashlib
 import io
@@ -120,6 +124,7 @@ import itertools
 import json
 import math
 import os
+import re
 import struct
 import zlib
 
@@ -1038,6 +1043,37 @@ class BinaryTrajectory(_Trajectory):
         return (steps, pos, vel, hues) if hue else (steps, pos, vel)
 
 
+# The CSV grammar of boidsim-trajectory(5), as boidsim's reader has it:
+# unsigned decimal integers; values with an optional sign, digits with an
+# optional point (digits on at least one side) and an optional exponent.
+_CSV_UINT = r"[0-9]+"
+_CSV_VALUE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_F32_OVERFLOW = float.fromhex("0x1.ffffffp+127")
+
+
+@functools.lru_cache(maxsize=None)
+def _csv_line_re(nint, nf):
+    return re.compile(",".join([_CSV_UINT] * nint + [_CSV_VALUE] * nf) + "\n")
+
+
+def _csv_row_ok(line, nint, nf):
+    """Whether a CSV row (with its newline) is in the grammar, its step
+    and (without agents) id at most 2^64-1, with agents its group and id at
+    most 2^32-1, as boidsim's reader checks each row it reads."""
+    if not _csv_line_re(nint, nf).fullmatch(line):
+        return False
+    f = line.split(",", nint)
+    return int(f[0]) < 2**64 and all(int(x) < (2**32 if nint == 3 else 2**64)
+                                     for x in f[1:nint])
+
+
+def _step_key(line):
+    """The step of a CSV row, as boidsim compares it: a number when the
+    first field is digits."""
+    s = line.split(",", 1)[0]
+    return int(s) if s.isdigit() and s.isascii() else s
+
+
 class _GzipTail(io.RawIOBase):
     """A gzip file's text up to where its stream stops, even when it stops
     without its end (then .cut is True), so that the last line of a cut
@@ -1117,15 +1153,21 @@ class CsvTrajectory(_Trajectory):
             step0 = None
             try:
                 for line in f:
-                    step = line.split(",", 1)[0]
+                    step = _step_key(line)
+                    if not line.endswith("\n"):
+                        # cut inside the first frame: its count is not
+                        # known, so no frame is whole (as boidsim says),
+                        # unless the cut line is of the next step
+                        self._first_cut = step0 is None or step == step0
+                        break
+                    # each row checked as it is read, as boidsim does
+                    if not _csv_row_ok(line, 2, len(names) - 2):
+                        raise TrajectoryError("%s:%d: expected %d comma-separated numbers "
+                                              "(see boidsim-trajectory(5))"
+                                              % (path, count + 2, len(names)))
                     if step0 is None:
                         step0 = step
                     elif step != step0:
-                        break
-                    if not line.endswith("\n"):
-                        # cut inside the first frame: its count is not
-                        # known, so no frame is whole (as boidsim says)
-                        self._first_cut = True
                         break
                     count += 1
                 else:
@@ -1145,7 +1187,7 @@ class CsvTrajectory(_Trajectory):
         step, cut = None, False
         try:
             for line in f:
-                s = line.split(",", 1)[0]
+                s = _step_key(line)
                 if s != step:
                     frames += run > 0
                     run = 0
@@ -1165,8 +1207,10 @@ class CsvTrajectory(_Trajectory):
     def _open(self):
         if self._compressed:
             return io.TextIOWrapper(io.BufferedReader(_GzipTail(self.path)), encoding="ascii",
-                                    newline="")
-        return open(self.path, "r", encoding="ascii", newline="")
+                                    newline="\n")
+        # lines end at LF only: a CR is a byte of the line, which the
+        # grammar refuses
+        return open(self.path, "r", encoding="ascii", newline="\n")
 
     @staticmethod
     def _check_tail(f):
@@ -1176,48 +1220,62 @@ class CsvTrajectory(_Trajectory):
         if isinstance(raw, _GzipTail) and raw.cut:
             raise EOFError("gzip stream cut short")
 
-    def _load_rows(self, lines, index):
-        """A frame's rows as a 2-D array of binary64."""
-        try:
-            return np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2)
-        except ValueError as e:
-            raise TrajectoryError("%s: frame %d: bad CSV row: %s" % (self.path, index, e))
+    def _load_rows(self, lines, index, nint):
+        """A frame's rows, each checked against the CSV grammar of
+        boidsim-trajectory(5) as boidsim checks it: (the nint integer
+        columns as lists of Python ints, the values as float32 (rows,
+        fields)), each value read in binary64 and rounded to binary32."""
+        nf = len(self.header["fields"])
+        line_re = _csv_line_re(nint, nf)
+        for k, line in enumerate(lines):
+            if not line_re.fullmatch(line):
+                raise TrajectoryError("%s: frame %d, row %d: expected %d comma-separated "
+                                      "numbers (see boidsim-trajectory(5)): %r"
+                                      % (self.path, index, k, nint + nf, line[:80]))
+        cols = list(zip(*(line.split(",", nint)[:nint] for line in lines)))
+        ints = [[int(x) for x in c] for c in cols]
+        a = np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2,
+                       usecols=range(nint, nint + nf))
+        # binary32's largest value and half an ulp above round to it
+        if (np.abs(a) >= _F32_OVERFLOW).any():
+            raise TrajectoryError("%s: frame %d: a value beyond binary32's range"
+                                  % (self.path, index))
+        if any(x >= 2**64 for x in ints[0]) or (nint == 3 and any(
+                x >= 2**32 for c in ints[1:] for x in c)):
+            raise TrajectoryError("%s: frame %d: a step beyond 2^64-1, or a group or id "
+                                  "beyond 2^32-1" % (self.path, index))
+        return ints, a.astype(np.float32)
 
     def _parse(self, lines, index):
-        ncol = 2 + len(self.header["fields"])
-        a = self._load_rows(lines, index)
-        if a.shape != (self.count, ncol):
-            raise TrajectoryError("%s: frame %d: expected %d rows of %d columns"
-                                  % (self.path, index, self.count, ncol))
-        step = a[0, 0]
-        if (a[:, 0] != step).any() or (a[:, 1] != np.arange(self.count)).any():
+        ints, vals = self._load_rows(lines, index, 2)
+        if len(vals) != self.count:
+            raise TrajectoryError("%s: frame %d: expected %d rows" % (self.path, index,
+                                                                      self.count))
+        step = ints[0][0]
+        if any(s != step for s in ints[0]) or ints[1] != list(range(self.count)):
             raise TrajectoryError("%s: frame %d: rows are not one step's boids in id order"
                                   % (self.path, index))
         # Values were printed with %.9g, so double then single rounding
         # gives back the very float32 the simulator wrote.
-        vals = a[:, 2:].astype(np.float32)
         d = self.dims
-        return (int(step), vals[:, :d].copy(), vals[:, d:2 * d].copy(),
+        return (step, vals[:, :d].copy(), vals[:, d:2 * d].copy(),
                 vals[:, 2 * d].copy() if self.has_hue else None, None, None)
 
     def _parse_agents(self, lines, index):
-        ncol = 3 + len(self.header["fields"])
-        a = self._load_rows(lines, index)
-        if a.shape[1] != ncol or len(a) > self.count:
-            raise TrajectoryError("%s: frame %d: expected at most %d rows of %d columns"
-                                  % (self.path, index, self.count, ncol))
-        step, g, i = a[0, 0], a[:, 1], a[:, 2]
-        if ((a[:, 0] != step).any() or (np.floor(i) != i).any() or (i < 0).any()
-                or (i >= 2.0**32).any() or ((g != GROUP_BOID) & (g != GROUP_PREDATOR)).any()):
+        ints, vals = self._load_rows(lines, index, 3)
+        if len(vals) > self.count:
+            raise TrajectoryError("%s: frame %d: expected at most %d rows"
+                                  % (self.path, index, self.count))
+        step, g, i = ints
+        if any(s != step[0] for s in step) or any(x > GROUP_PREDATOR for x in g):
             raise TrajectoryError("%s: frame %d: rows are not one step's agents with "
-                                  "groups 0 or 1 and ids 0 to 2^32-1" % (self.path, index))
-        ids, groups = i.astype(np.uint32), g.astype(np.uint32)
+                                  "groups 0 or 1" % (self.path, index))
+        ids, groups = np.array(i, np.uint32), np.array(g, np.uint32)
         bad = _check_agents(ids, groups)
         if bad:
             raise TrajectoryError("%s: frame %d: %s" % (self.path, index, bad))
-        vals = a[:, 3:].astype(np.float32)
         d = self.dims
-        return (int(step), vals[:, :d].copy(), vals[:, d:2 * d].copy(),
+        return (step[0], vals[:, :d].copy(), vals[:, d:2 * d].copy(),
                 vals[:, 2 * d].copy() if self.has_hue else None, ids, groups)
 
     def _read_frames(self, split, parse):
@@ -1246,18 +1304,23 @@ class CsvTrajectory(_Trajectory):
                                       % (self.path, index, e))
         self.header["frames"] = index
 
-    @classmethod
-    def _split_by_step(cls, f):
-        """With agents: a frame is the run of rows with one step."""
+    def _split_by_step(self, f):
+        """With agents: a frame is the run of rows with one step; a row
+        that is not in the grammar is damage in the frame it is read in."""
         lines, step = [], None
         for line in f:
-            s = line.split(",", 1)[0]
+            if line.endswith("\n") and not _csv_row_ok(line, 3, len(self.header["fields"])):
+                raise TrajectoryError("%s: frame after step %s: expected %d comma-separated "
+                                      "numbers (see boidsim-trajectory(5)): %r"
+                                      % (self.path, step, 3 + len(self.header["fields"]),
+                                         line[:80]))
+            s = _step_key(line)
             if lines and s != step:
                 yield lines, True
                 lines = []
             step = s
             lines.append(line)
-        cls._check_tail(f)      # the last run is a frame only when nothing was cut
+        self._check_tail(f)     # the last run is a frame only when nothing was cut
         if lines:
             yield lines, True
 

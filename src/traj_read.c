@@ -465,51 +465,83 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 	return 1;
 }
 
+/* An unsigned decimal integer at p, at most max: digits only (no sign,
+ * no blank, as strtoull alone would take). */
+static int csv_uint(const char *p, char **end, uint64_t max, uint64_t *out)
+{
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(p, end, 10);
+	return errno || *out > max ? -1 : 0;
+}
+
+/* A value at p, in the grammar of boidsim-trajectory(5): an optional sign,
+ * digits with an optional point (digits on at least one side), an optional
+ * exponent; read in binary64, then rounded to binary32, so that it is the
+ * value the Python reader gets too. No blank, hex, nan, inf or value that
+ * rounds to an infinity. */
+static int csv_value(const char *p, char **end, float *v)
+{
+	const char *q = p + (*p == '+' || *p == '-');
+	size_t digits = strspn(q, "0123456789"), frac = 0;
+	double d;
+
+	q += digits;
+	if (*q == '.') {
+		frac = strspn(q + 1, "0123456789");
+		q += 1 + frac;
+	}
+	if (digits + frac == 0)
+		return -1;
+	if (*q == 'e' || *q == 'E') {
+		const char *e = q + 1 + (q[1] == '+' || q[1] == '-');
+		size_t n = strspn(e, "0123456789");
+
+		if (n == 0)
+			return -1;
+		q = e + n;
+	}
+	d = strtod(p, end);
+	/* binary32's largest value and half an ulp above it round to it */
+	if (*end != q || !(fabs(d) < 0x1.ffffffp+127))
+		return -1;
+	*v = (float)d;
+	return 0;
+}
+
 /* Parses "step,id,v0,...,vk" from r->line; with agents (group not NULL)
  * "step,group,id,v0,...,vk", the group and id at most 2^32-1. */
 static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *group, uint64_t *id,
 		     float *v, struct util_err *err)
 {
-	char *p = r->line, *end;
+	char *p = r->line, *end = p;
 	int f, nf = r->h.fields;
 
-	/* digits only: strtoull would take a sign or leading blanks */
-	errno = 0;
-	if (*p < '0' || *p > '9')
-		goto bad;
-	*step = strtoull(p, &end, 10);
-	if (end == p || *end != ',' || errno)
+	if (csv_uint(p, &end, UINT64_MAX, step) != 0 || *end != ',')
 		goto bad;
 	p = end + 1;
 	if (group) {
-		if (*p < '0' || *p > '9')
-			goto bad;
-		*group = strtoull(p, &end, 10);
-		if (end == p || *end != ',' || errno || *group > UINT32_MAX)
+		if (csv_uint(p, &end, UINT32_MAX, group) != 0 || *end != ',')
 			goto bad;
 		p = end + 1;
-		if (*p < '0' || *p > '9')
-			goto bad;
 	}
-	if (*p < '0' || *p > '9')
-		goto bad;
-	*id = strtoull(p, &end, 10);
-	if (end == p || errno || (group && *id > UINT32_MAX))
+	if (csv_uint(p, &end, group ? UINT32_MAX : UINT64_MAX, id) != 0)
 		goto bad;
 	for (f = 0; f < nf; f++) {
 		if (*end != ',')
 			goto bad;
 		p = end + 1;
-		v[f] = strtof(p, &end);
-		if (end == p)
+		if (csv_value(p, &end, &v[f]) != 0)
 			goto bad;
 	}
 	if (*end != '\0')
 		goto bad;
 	return 0;
 bad:
-	util_err_set(err, "%s:%llu: expected %d comma-separated numbers", r->name,
-		     (unsigned long long)r->line_no, nf + (group ? 3 : 2));
+	util_err_set(err, "%s:%llu:%zu: expected %d comma-separated numbers (see "
+		     "boidsim-trajectory(5))", r->name, (unsigned long long)r->line_no,
+		     (size_t)(p - r->line) + 1, nf + (group ? 3 : 2));
 	return -1;
 }
 
@@ -697,15 +729,16 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 		/* Cut in a line: when that line is of another step, the first
 		 * frame is whole; else its count is not known, and no frame is
 		 * whole. The read after them says where the file was cut. */
-		char first[24];
-		size_t len = strcspn(r->line, ",");
+		char *e;
+		uint64_t ps;
+		int same = csv_uint(r->line, &e, UINT64_MAX, &ps) == 0 && (*e == ',' || !*e) &&
+			   ps == r->first_frame_step;
 
-		snprintf(first, sizeof first, "%llu", (unsigned long long)r->first_frame_step);
 		snprintf(r->scan_err, sizeof r->scan_err, "%s", err->msg);
 		r->scan_cut = 1;
 		r->cut = 0;
 		r->h.count = n ? n : 1;
-		r->first_pending = n > 0 && (len != strlen(first) || memcmp(first, r->line, len));
+		r->first_pending = n > 0 && !same;
 		return alloc_buffers(r, err);
 	}
 	if (n == 0) {

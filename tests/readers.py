@@ -7,6 +7,7 @@
 #   readers.py hostile BOIDSIM DIR CASES SRC.bin SRC.csv   the table of hostile files
 #   readers.py make BOIDSIM DIR KIND SRC OUT   one hostile file
 #   readers.py memory BOIDSIM DIR MB CMD...   CMD's peak memory at most MB
+#   readers.py csvdiff BOIDSIM DIR FILE.csv...   CSV variants through both readers
 import gzip
 import os
 import struct
@@ -49,10 +50,10 @@ def py_verdict(path):
     return "ok %d" % n
 
 
-def compare(boidsim, path, bad):
+def compare(boidsim, path, bad, name=None):
     c, p = c_verdict(boidsim, path), py_verdict(path)
     if c != p:
-        bad.append("%s: boidsim %s, python %s" % (os.path.basename(path), c, p))
+        bad.append("%s: boidsim %s, python %s" % (name or os.path.basename(path), c, p))
     return c
 
 
@@ -180,6 +181,69 @@ def forge(kind, data):
     return bytes(head) + b"".join(bytes(f) for f in fr)
 
 
+VALUES = ["1.5", "+1.5", "-1.5", " 1.5", "1.5 ", "nan", "NaN", "inf", "-inf", "Infinity",
+          "0x1p3", "1e39", "-1e39", "3.40282356e38", "3.4028235e38", "1e-50", "-0", "+0",
+          "1.", ".5", "-.5", "+.5", ".", "+", "-", "", "1E5", "1e+5", "1e-5", "1e", "e5",
+          "1.5.5", "--1", "+-1", "1_0", "0001.5", "1.5\r", "1,5", "1e5000", "1d5", "\t1"]
+INTS = ["0", "+0", " 0", "00", "-0", "0.0", "1", "18446744073709551615",
+        "18446744073709551616", "4294967296", "", "0x0", "0e0"]
+
+
+def csv_variants(text, agents):
+    """(name, text) of the file with one field changed: a value in a row
+    of the first frame and of a later one, the step, the id, the group."""
+    lines = text.split("\n")
+    nint = 3 if agents else 2
+    out = []
+    for row in (2, len(lines) - 3):
+        for v in VALUES:
+            f = lines[row].split(",")
+            f[nint] = v
+            out.append(("value %r row %d" % (v, row), lines[:row] + [",".join(f)] + lines[row + 1:]))
+        for col in range(nint):
+            for v in INTS:
+                f = lines[row].split(",")
+                f[col] = v
+                out.append(("field %d %r row %d" % (col, v, row),
+                            lines[:row] + [",".join(f)] + lines[row + 1:]))
+    # whole-file variants: CRLF, steps going back, a repeated frame
+    out.append(("crlf", [l + "\r" if l else l for l in lines]))
+    body = lines[1:-1]
+    out.append(("steps back", [lines[0]] + body[len(body) // 2:] + body[:len(body) // 2] + [""]))
+    out.append(("frame twice", lines[:-1] + body[-len(body) // 3:] + [""]))
+    return [(name, "\n".join(ls)) for name, ls in out]
+
+
+def csvdiff(boidsim, work, args):
+    """csvdiff FILE.csv...: every variant through boidsim verify and the
+    Python reader, as .csv and .csv.gz: the same verdict; and for a file
+    both read, boidsim info's digest is the Python reader's."""
+    bad, n, verdicts = [], 0, {}
+    for src in args:
+        text = open(src).read()
+        agents = text.startswith("step,group,")
+        for k, (name, body) in enumerate(csv_variants(text, agents)):
+            for ext in ("csv", "csv.gz"):
+                path = os.path.join(work, "v%d.%s" % (k, ext))
+                data = body.encode("utf-8")
+                with open(path, "wb") as f:
+                    f.write(gzip.compress(data, mtime=0) if ext == "csv.gz" else data)
+                n += 1
+                c = compare(boidsim, path, bad, "%s %s" % (os.path.basename(src), name))
+                verdicts[c.split()[0]] = verdicts.get(c.split()[0], 0) + 1
+                if c.startswith("ok") and ext == "csv":
+                    p = subprocess.run([boidsim, "info", path], capture_output=True, text=True)
+                    want = [l.split()[-1] for l in p.stdout.splitlines() if l.startswith("digest:")]
+                    got = boidsim_traj.open_trajectory(path).digest()
+                    if want != [got]:
+                        bad.append("%s %s: digests differ: boidsim %s, python %s"
+                                   % (os.path.basename(src), name, want, got))
+    for line in bad:
+        print(line)
+    print("# %d variants: %s" % (n, verdicts))
+    return 1 if bad or n == 0 else 0
+
+
 def make(boidsim, work, args):
     """make KIND SRC OUT: one hostile file."""
     with open(args[2], "wb") as f:
@@ -229,4 +293,4 @@ def hostile(boidsim, work, args):
 if __name__ == "__main__":
     cmd, boidsim, work = sys.argv[1:4]
     sys.exit({"cuts": cuts, "damage": damage, "hostile": hostile, "make": make,
-              "memory": memory}[cmd](boidsim, work, sys.argv[4:]))
+              "memory": memory, "csvdiff": csvdiff}[cmd](boidsim, work, sys.argv[4:]))
