@@ -96,14 +96,6 @@ static const char *reason(const struct util_err *err, const char *name)
 	       err->msg;
 }
 
-static void free_fields(float *fields[TRAJ_FIELDS_MAX])
-{
-	int f;
-
-	for (f = 0; f < TRAJ_FIELDS_MAX; f++)
-		util_free(fields[f]);
-}
-
 /* What the frames of a file with agents held: the fewest and most agents
  * in a frame, all of them, and the distinct predator ids (sorted). */
 struct agent_stats {
@@ -492,36 +484,15 @@ bad:
 	return -1;
 }
 
-/* "0,5,10-20" for a file without agents: the ids, sorted, without
- * repeats, each below count. */
-static int parse_ids(const char *s, uint64_t count, uint32_t **out, size_t *n,
-		     char *bad, size_t badlen)
+/* The ranges of ids, for a file without agents: each a boid of it. */
+static int check_ids(const struct id_range *rg, size_t nr, uint64_t count, char *bad,
+		     size_t badlen)
 {
-	struct id_range *rg;
-	size_t nr, i, k = 0;
-	uint64_t id;
-
-	if (parse_id_ranges(s, &rg, &nr, bad, badlen) != 0)
-		return -1;
-	if (rg[nr - 1].hi >= count) {
-		snprintf(bad, badlen, "%lu is not a boid of this file (ids 0 to %llu)",
-			 (unsigned long)rg[nr - 1].hi, (unsigned long long)count - 1);
-		free(rg);
-		return -1;
-	}
-	for (i = 0; i < nr; i++)
-		k += (size_t)(rg[i].hi - rg[i].lo) + 1;
-	if (!(*out = malloc(k * sizeof **out))) {
-		free(rg);
-		snprintf(bad, badlen, "out of memory");
-		return -1;
-	}
-	for (i = 0, k = 0; i < nr; i++)
-		for (id = rg[i].lo; id <= rg[i].hi; id++)
-			(*out)[k++] = (uint32_t)id;
-	*n = k;
-	free(rg);
-	return 0;
+	if (rg[nr - 1].hi < count)
+		return 0;
+	snprintf(bad, badlen, "%lu is not a boid of this file (ids 0 to %llu)",
+		 (unsigned long)rg[nr - 1].hi, (unsigned long long)count - 1);
+	return -1;
 }
 
 /* The agents of a frame that --ids keeps: the boids listed, every predator. */
@@ -563,16 +534,14 @@ int cmd_convert(int argc, char **argv)
 	struct traj_reader *r = NULL;
 	struct traj_writer *w = NULL;
 	const struct traj_header *h;
-	float *sub[TRAJ_FIELDS_MAX] = {0};
 	struct frame_bufs in = {0}, asub = {0};
 	struct id_range *ranges = NULL;
 	size_t nranges = 0;
-	uint32_t *ids = NULL;
 	size_t nids = 0, k;
 	uint64_t sel[3] = {0, UINT64_MAX, 1}, step, written = 0, kf, most = 0;
 	enum traj_format fmt;
 	enum traj_status st = TRAJ_COMPLETE;
-	int c, f, rc, status = 1, indexed, salvage = 0, lost = 0;
+	int c, rc, status = 1, indexed, salvage = 0, lost = 0, agents;
 	char bad[128], generator[64];
 
 	opterr = 0;
@@ -590,8 +559,8 @@ int cmd_convert(int argc, char **argv)
 			     "Convert a trajectory between .bin, .csv and .csv.gz (- for stdin or\n"
 			     "stdout). --frames keeps the frames whose step s has START <= s < STOP\n"
 			     "and (s - START) a multiple of STEP; --ids keeps the boids listed, as\n"
-			     "in 0,5,10-20 (CSV output only; from a file with agents, any output,\n"
-			     "and every predator is kept). A file cut short converts to its whole\n"
+			     "in 0,5,10-20, written as agents with their ids (from a file with\n"
+			     "agents, every predator is kept). A file cut short converts to its whole\n"
 			     "frames (exit 3); --salvage also skips damaged frames to the next whole\n"
 			     "key frame (exit 3 when it did).");
 			return 0;
@@ -616,39 +585,27 @@ int cmd_convert(int argc, char **argv)
 		return 1;
 	}
 	h = traj_reader_header(r);
-	/* Without agents a binary frame holds every boid; with them, any. */
-	if (ids_arg && fmt == TRAJ_BIN && !h->has_agents) {
-		status = usage_error("convert", "--ids %s: a binary file holds every boid of "
-				     "each frame; choose a CSV output", ids_arg);
-		goto out;
-	}
-	if (ids_arg && !h->has_agents &&
-	    parse_ids(ids_arg, h->count, &ids, &nids, bad, sizeof bad) != 0) {
+	if (ids_arg && (parse_id_ranges(ids_arg, &ranges, &nranges, bad, sizeof bad) != 0 ||
+			(!h->has_agents && check_ids(ranges, nranges, h->count, bad, sizeof bad)))) {
 		status = usage_error("convert", "--ids: %s", bad);
 		goto out;
 	}
-	if (ids_arg && h->has_agents &&
-	    parse_id_ranges(ids_arg, &ranges, &nranges, bad, sizeof bad) != 0) {
-		status = usage_error("convert", "--ids: %s", bad);
-		goto out;
-	}
-	if (!ids)
-		nids = (size_t)h->count;
-	for (f = 0; ids && f < h->fields; f++)
-		if (!(sub[f] = util_alloc(nids, sizeof(float), &err))) {
-			fprintf(stderr, "boidsim: %s\n", err.msg);
-			goto out;
-		}
+	/* Some of the boids of a file without agents are sparse ids: they are
+	 * written as agents (boids of group 0 with their own ids), which every
+	 * reader reads back, in every format. Else the same flag and the same
+	 * most agents a frame. */
+	nids = (size_t)h->count;
+	if (ranges && !h->has_agents)
+		for (k = 0, nids = 0; k < nranges; k++)
+			nids += (size_t)(ranges[k].hi - ranges[k].lo) + 1;
+	agents = h->has_agents || ranges != NULL;
 	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
-	/* With agents, the same flag and the same most agents a frame. */
-	w = traj_writer_open(out, fmt, h->dims, h->has_hue, h->flags & TRAJ_FLAG_AGENTS, nids,
+	w = traj_writer_open(out, fmt, h->dims, h->has_hue, agents ? TRAJ_FLAG_AGENTS : 0, nids,
 			     h->seed, generator, h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	if (ids)
-		traj_writer_set_ids(w, ids);
 	/* A selection of frames from a file with an index reads only those
 	 * frames (and the frames before each back to its key frame). */
 	indexed = frames && !salvage ? traj_reader_load_index(r, &err) : 0;
@@ -690,7 +647,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		if (!selected(step, sel))
 			continue;
-		if (h->has_agents) {
+		if (agents) {
 			const struct frame_bufs *wa = &in;
 
 			if (ranges) {
@@ -705,10 +662,7 @@ int cmd_convert(int argc, char **argv)
 				most = wa->a.n;
 			rc = traj_write_frame_agents(w, step, wa->f, &wa->a, &err);
 		} else {
-			for (f = 0; ids && f < h->fields; f++)
-				for (k = 0; k < nids; k++)
-					sub[f][k] = in.f[f][ids[k]];
-			rc = traj_write_frame(w, step, ids ? sub : in.f, &err);
+			rc = traj_write_frame(w, step, in.f, &err);
 		}
 		if (rc != 0) {
 			fprintf(stderr, "boidsim: %s\n", err.msg);
@@ -732,7 +686,7 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	if (strcmp(out, "-") != 0 && h->has_agents)
+	if (strcmp(out, "-") != 0 && agents)
 		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, at most %" PRIu64 " agents a "
 			 "frame)", out, written, most);
 	else if (strcmp(out, "-") != 0)
@@ -740,11 +694,9 @@ int cmd_convert(int argc, char **argv)
 	status = lost ? EXIT_INCOMPLETE : 0;
 out:
 	traj_writer_abort(w);
-	free_fields(sub);
 	free_bufs(&in);
 	free_bufs(&asub);
 	free(ranges);
-	free(ids);
 	traj_reader_close(r);
 	return status;
 }
