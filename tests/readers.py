@@ -61,9 +61,10 @@ def cuts(boidsim, work, files):
     bad, seen = [], {}
     for src in files:
         data = open(src, "rb").read()
-        # every length near the start and end, and a spread between
-        lengths = sorted(set(list(range(0, 200)) + list(range(len(data) - 120, len(data)))
-                             + list(range(0, len(data), max(1, len(data) // 150)))))
+        # lengths near the start and the end, and a spread between (kept
+        # few: the tests also run under the sanitizers)
+        lengths = sorted(set(list(range(0, 40, 3)) + list(range(len(data) - 40, len(data)))
+                             + list(range(0, len(data), max(1, len(data) // 60)))))
         name = os.path.basename(src)
         for n in lengths:
             if not 0 <= n < len(data):
@@ -200,7 +201,7 @@ def csv_variants(text, agents):
             f = lines[row].split(",")
             f[nint] = v
             out.append(("value %r row %d" % (v, row), lines[:row] + [",".join(f)] + lines[row + 1:]))
-        for col in range(nint):
+        for col in range(nint if row == 2 else 1):
             for v in INTS:
                 f = lines[row].split(",")
                 f[col] = v
@@ -223,7 +224,9 @@ def csvdiff(boidsim, work, args):
         text = open(src).read()
         agents = text.startswith("step,group,")
         for k, (name, body) in enumerate(csv_variants(text, agents)):
-            for ext in ("csv", "csv.gz"):
+            # through gzip, the value variants of one row: the grammar is
+            # the same, the reading of the stream is what differs
+            for ext in ("csv", "csv.gz") if k < len(VALUES) else ("csv",):
                 path = os.path.join(work, "v%d.%s" % (k, ext))
                 data = body.encode("utf-8")
                 with open(path, "wb") as f:
