@@ -55,6 +55,7 @@ struct traj_writer {
 	const uint32_t *cur_id, *cur_group; /* with agents */
 	uint32_t *prev;
 	int64_t *q, *qprev;
+	size_t vcap;        /* values the frame buffers (prev, or q to exc) hold */
 	uint64_t *zz;       /* lossy: zigzag differences, field after field */
 	unsigned char *exc; /* lossy: 1 where a value is stored as an exception */
 	/* The transformed stream T of the frame, its planes, and the chunks. */
@@ -291,18 +292,8 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 			util_err_set(err, "%s: frame size overflows", w->path);
 			goto fail;
 		}
-		/* Not cleared: each frame writes the values it reads back (a delta
-		 * frame has the count of the one before), so with agents, whose
-		 * count is only a bound, only pages of real frames are touched. */
-		if (precision > 0) {
-			if (!(w->q = util_alloc_raw(values, sizeof *w->q, err)) ||
-			    !(w->qprev = util_alloc_raw(values, sizeof *w->qprev, err)) ||
-			    !(w->zz = util_alloc_raw(values, sizeof *w->zz, err)) ||
-			    !(w->exc = util_alloc_raw(values, 1, err)))
-				goto fail;
-		} else if (!(w->prev = util_alloc_raw(values, sizeof *w->prev, err))) {
-			goto fail;
-		}
+		/* The frame buffers grow with the frames written (frame_room):
+		 * with agents the count is only a bound. */
 		if (write_bin_header(w, seed, generator, scenario_json, err) != 0)
 			goto fail;
 	} else {
@@ -631,6 +622,39 @@ static int index_add(struct traj_writer *w, uint64_t step, uint32_t codec, uint3
 	return 0;
 }
 
+/* Room for a frame of n agents in the buffers a frame is made from and
+ * the next one's delta taken against. They grow only for a frame larger
+ * than any before, which is a key frame (its count differs from the
+ * previous frame's), so what they held is not needed. */
+static int frame_room(struct traj_writer *w, size_t n, struct util_err *err)
+{
+	size_t need = n * (size_t)w->nfs, cap;
+
+	if (need <= w->vcap && (w->prev || w->q))
+		return 0;
+	cap = need > 2 * w->vcap ? need : 2 * w->vcap;
+	if (cap == 0)
+		cap = 1;
+	util_free(w->prev);
+	util_free(w->q);
+	util_free(w->qprev);
+	util_free(w->zz);
+	util_free(w->exc);
+	w->prev = NULL;
+	w->q = w->qprev = NULL;
+	w->zz = NULL;
+	w->exc = NULL;
+	w->vcap = 0;
+	if (w->precision > 0 ? !(w->q = util_alloc_raw(cap, sizeof *w->q, err)) ||
+	    !(w->qprev = util_alloc_raw(cap, sizeof *w->qprev, err)) ||
+	    !(w->zz = util_alloc_raw(cap, sizeof *w->zz, err)) ||
+	    !(w->exc = util_alloc_raw(cap, 1, err)) :
+	    !(w->prev = util_alloc_raw(cap, sizeof *w->prev, err)))
+		return -1;
+	w->vcap = cap;
+	return 0;
+}
+
 static int write_bin_frame(struct traj_writer *w, uint64_t step,
 			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
@@ -643,6 +667,8 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	uint32_t codec;
 	uLong crc;
 
+	if (frame_room(w, n, err) != 0)
+		return -1;
 	w->cur = fields;
 	if (lossy) {
 		codec = key ? TRAJ_CODEC_QUANT : TRAJ_CODEC_QUANT_DELTA;
