@@ -1664,12 +1664,12 @@ invalid:
 /* What most likely broke a parse that stopped at off: arrays and objects
  * nested deeper than cJSON takes, a \\u escape of a lone surrogate (no
  * character), or else the usual non-JSON habits. */
-static const char *parse_hint(const char *text, size_t off)
+static const char *parse_hint(const char *text, size_t len, size_t off)
 {
 	size_t i, depth = 0, most = 0;
 	int in_str = 0;
 
-	for (i = 0; i < off; i++) {
+	for (i = 0; i < off && i < len; i++) {
 		char ch = text[i];
 
 		if (in_str) {
@@ -1689,9 +1689,10 @@ static const char *parse_hint(const char *text, size_t off)
 	if (most >= CJSON_NESTING_LIMIT)
 		return "arrays and objects nested deeper than " STR(CJSON_NESTING_LIMIT) " levels";
 	/* the escape the parser stopped in, or just before */
-	for (i = off >= 12 ? off - 12 : 0; in_str && i + 5 < off + 6 && text[i]; i++)
+	/* (the text is not NUL-terminated: every read below len) */
+	for (i = off >= 12 ? off - 12 : 0; in_str && i <= off && i + 3 < len; i++)
 		if (text[i] == '\\' && text[i + 1] == 'u' && (text[i + 2] == 'd' || text[i + 2] == 'D') &&
-		    strchr("89abAB", text[i + 3]) && text[i + 3])
+		    text[i + 3] != '\0' && strchr("89abAB", text[i + 3]))
 			return "a \\u escape of a lone surrogate (D800 to DFFF) is not a character";
 	return "not valid JSON (NaN, Infinity, comments and trailing commas are not JSON)";
 }
@@ -1747,7 +1748,7 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 
 		line_col(text, off, &line, &col);
 		util_err_set(err, "%s:%d:%d: parse error: %s", name, line, col,
-			     parse_hint(text, off));
+			     parse_hint(text, len, off));
 		goto out;
 	}
 	for (; end < text + len && isspace((unsigned char)*end); end++)
