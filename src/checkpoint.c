@@ -3,7 +3,8 @@
  * what each held before the step's outputs (bytes and CRC-32), the
  * wandering target; with a population schedule the next id and the live
  * ids in increasing order; the positions and velocities in id order, with
- * colour following the hue vectors (cosines, then sines) in id order; with
+ * colour following the hue vectors (cosines, then sines, then with a
+ * colour velocity the rates) in id order; with
  * predators their positions and velocities; CRC-32. Which optional parts
  * are there follows from the scenario, which must match, so checkpoints
  * of scenarios without them are as they always were. */
@@ -66,9 +67,9 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 	const struct flock *f = &s->flock;
 	struct outfile o;
 	struct sink k = {NULL, 0, 0};
-	float *buf[FLOCK_FIELDS_MAX + 2] = {0};
+	float *buf[FLOCK_FIELDS_MAX + 3] = {0};
 	size_t n = f->n, i;
-	int d, rc = -1, nf = flock_fields(f), nh = f->has_hue ? 2 : 0;
+	int d, rc = -1, nf = flock_fields(f), nh = f->hue_fields;
 
 	if (outfile_open(&o, path, err) != 0)
 		return -1;
@@ -105,7 +106,7 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 		for (i = 0; i < n; i++)
 			put_u32(&k, f->live[i]);
 	}
-	/* positions, velocities, then the hue's vectors (not its turns) */
+	/* positions, velocities, then the hue's vectors (not its turns) and rates */
 	for (d = 0; d < nf + nh; d++)
 		for (i = 0; i < n && (d < 2 * f->dims || d >= nf); i++) {
 			uint32_t u;
@@ -132,7 +133,7 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 out:
 	if (rc != 0)
 		outfile_abort(&o);
-	for (d = 0; d < FLOCK_FIELDS_MAX + 2; d++)
+	for (d = 0; d < FLOCK_FIELDS_MAX + 3; d++)
 		util_free(buf[d]);
 	return rc;
 }
@@ -203,7 +204,8 @@ static int state_check(const char *path, const struct sim *s, struct util_err *e
 	int d;
 
 	for (i = 0; i < f->n; i++) {
-		int bad = f->has_hue && !(isfinite(f->hue[0][i]) && isfinite(f->hue[1][i]));
+		int bad = f->has_hue && !(isfinite(f->hue[0][i]) && isfinite(f->hue[1][i]) &&
+					  (f->hue_fields < 3 || isfinite(f->hue[2][i])));
 
 		for (d = 0; d < f->dims; d++)
 			bad |= bad_value(b, d, f->pos[d][i], f->vel[d][i]);
@@ -323,7 +325,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		for (i = 0; i < f->n; i++)
 			f->id[i] = (uint32_t)i;
 	}
-	for (d = 0; d < 2 * f->dims + (f->has_hue ? 2 : 0); d++) {
+	for (d = 0; d < 2 * f->dims + f->hue_fields; d++) {
 		float *dst = d < f->dims ? f->pos[d] : d < 2 * f->dims ? f->vel[d - f->dims] :
 			     f->hue[d - 2 * f->dims];
 

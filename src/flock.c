@@ -202,6 +202,14 @@ static int draw_boid(struct flock *f, const struct scenario *sc, const struct bo
 		f->hue[0][k] = (float)-c;
 		f->hue[1][k] = (float)-s;
 	}
+	/* Its rate (a colour velocity), uniform in hue.spin's [low, high]
+	 * turns per unit time, in radians. */
+	if (f->hue_fields == 3) {
+		rng_draw4(sc->seed, RNG_HUE, 1, id, 0, r);
+		f->hue[2][k] = (float)(2.0 * DETMATH_PI *
+				       (sc->hue_spin_lo + rng_unit(r[0], r[1]) *
+					(sc->hue_spin_hi - sc->hue_spin_lo)));
+	}
 	return placed ? 0 : -1;
 }
 
@@ -242,7 +250,8 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 			goto fail;
 	}
 	f->has_hue = sc->has_hue;
-	for (d = 0; d < 2 && f->has_hue; d++)
+	f->hue_fields = !sc->has_hue ? 0 : sc->hue_spin_on ? 3 : 2;
+	for (d = 0; d < f->hue_fields; d++)
 		if (!(f->hue[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)) ||
 		    !(f->hue_next[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)))
 			goto fail;
@@ -341,7 +350,7 @@ size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 				f->pos[d][j] = f->pos[d][k];
 				f->vel[d][j] = f->vel[d][k];
 			}
-			for (d = 0; d < 2 && f->has_hue; d++)
+			for (d = 0; d < f->hue_fields; d++)
 				f->hue[d][j] = f->hue[d][k];
 			j++;
 		}
@@ -361,7 +370,7 @@ void flock_shrink(struct flock *f, size_t n)
 	for (k = n; k < f->n; k++) {
 		for (d = 0; d < f->dims; d++)
 			f->pos[d][k] = f->vel[d][k] = f->pos_next[d][k] = f->vel_next[d][k] = 0.0f;
-		for (d = 0; d < 2 && f->has_hue; d++)
+		for (d = 0; d < f->hue_fields; d++)
 			f->hue[d][k] = f->hue_next[d][k] = 0.0f;
 	}
 	f->n = n;
@@ -389,7 +398,7 @@ void flock_free(struct flock *f)
 		util_free(f->pos_next[d]);
 		util_free(f->vel_next[d]);
 	}
-	for (d = 0; d < 2; d++) {
+	for (d = 0; d < 3; d++) {
 		util_free(f->hue[d]);
 		util_free(f->hue_next[d]);
 	}
@@ -413,7 +422,7 @@ void flock_swap(struct flock *f, int with_ids)
 		f->vel[d] = f->vel_next[d];
 		f->vel_next[d] = v;
 	}
-	for (d = 0; d < 2 && f->has_hue; d++) {
+	for (d = 0; d < f->hue_fields; d++) {
 		float *h = f->hue[d];
 
 		f->hue[d] = f->hue_next[d];
@@ -466,15 +475,13 @@ void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX]
 	}
 }
 
-void flock_hue_to_id_order(const struct flock *f, float *const out[2])
+void flock_hue_to_id_order(const struct flock *f, float *const out[3])
 {
 	size_t n = f->n, k;
+	int d, nh = f->hue_fields;
 
-	if (!f->has_hue)
-		return;
-	#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
-	for (k = 0; k < n; k++) {
-		out[0][flock_rank(f, f->id[k])] = f->hue[0][k];
-		out[1][flock_rank(f, f->id[k])] = f->hue[1][k];
-	}
+	#pragma omp parallel for schedule(static) private(d) if (n >= util_parallel_min)
+	for (k = 0; k < n; k++)
+		for (d = 0; d < nh; d++)
+			out[d][flock_rank(f, f->id[k])] = f->hue[d][k];
 }

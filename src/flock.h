@@ -31,13 +31,15 @@ struct flock {
 	uint32_t *id;
 	/* With colour following (has_hue): each boid's hue as a unit vector,
 	 * hue[0] = cos(2 pi h) and hue[1] = sin(2 pi h) for the hue h in turns;
-	 * NULL without. */
-	int has_hue;
-	float *hue[2];
+	 * NULL without. With a colour velocity also hue[2], its rate in
+	 * radians per unit time (rules_hue_update); hue_fields counts them (0,
+	 * 2 or 3). */
+	int has_hue, hue_fields;
+	float *hue[3];
 	/* Spare buffers of the same shape: the next step, or the next order. */
 	float *pos_next[3];
 	float *vel_next[3];
-	float *hue_next[2];
+	float *hue_next[3];
 	uint32_t *id_next;
 };
 
@@ -87,9 +89,10 @@ int flock_fields(const struct flock *f);
  * turns (flock_hue_turns); each out[i] holds n floats. */
 void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX]);
 
-/* The hue's unit vectors in id order, out[0] the cosines and out[1] the
- * sines, for checkpoints; nothing without a hue. */
-void flock_hue_to_id_order(const struct flock *f, float *const out[2]);
+/* The hue's state in id order, out[0] the cosines, out[1] the sines and,
+ * with a colour velocity, out[2] the rates, for checkpoints (hue_fields
+ * arrays); nothing without a hue. */
+void flock_hue_to_id_order(const struct flock *f, float *const out[3]);
 
 /* The hue of unit vector (c, s) as a fraction of a turn in [0, 1):
  * atan2(s, c) / (2 pi) modulo 1, in binary64 (detmath_atan2) and rounded

@@ -343,6 +343,8 @@ void grid_build(struct grid *g, struct flock *f)
 
 				f->hue_next[0][i] = f->hue[0][src];
 				f->hue_next[1][i] = f->hue[1][src];
+				if (f->hue_fields == 3)
+					f->hue_next[2][i] = f->hue[2][src];
 			}
 		}
 	}
@@ -444,12 +446,15 @@ static inline void finish_hue(const struct flock *f, const struct rules_params *
 			      const struct rules_acc *acc, size_t k)
 {
 	if (rp->has_hue) {
-		const float u[2] = {f->hue[0][k], f->hue[1][k]};
-		float uo[2];
+		const float u[3] = {f->hue[0][k], f->hue[1][k],
+				    f->hue_fields == 3 ? f->hue[2][k] : 0.0f};
+		float uo[3];
 
 		rules_hue_update(rp, acc, u, uo);
 		f->hue_next[0][k] = uo[0];
 		f->hue_next[1][k] = uo[1];
+		if (f->hue_fields == 3)
+			f->hue_next[2][k] = uo[2];
 	}
 }
 
@@ -589,7 +594,7 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
-	const float *hc = f->hue[0], *hs = f->hue[1];
+	const float *hc = f->hue[0], *hs = f->hue[1], *hr = f->hue[2];
 	const float xi = px[k], yi = py[k], zi = pz[k];
 	rules_vi lane;
 	struct rules_lanes ln;
@@ -629,6 +634,8 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 			if (HUE) {
 				memcpy(&cd.hc, hc + j0, sizeof cd.hc);
 				memcpy(&cd.hs, hs + j0, sizeof cd.hs);
+				if (rp->hue_spin)
+					memcpy(&cd.hr, hr + j0, sizeof cd.hr);
 			}
 			cd.valid = (lane < m) & (lane != self_lane);
 			rules_lanes_add(&ln, rp, MODEL, DIMS, HUE, &cd, &self);
@@ -658,7 +665,7 @@ gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
-	const float *hc = f->hue[0], *hs = f->hue[1];
+	const float *hc = f->hue[0], *hs = f->hue[1], *hr = f->hue[2];
 	const size_t L = RULES_LANES;
 	rules_vf_x2 xi, yi, zi;
 	rules_vi_x2 lane, self;
@@ -717,6 +724,8 @@ gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
 			if (HUE) {
 				LOAD_X2(cd.hc, hc);
 				LOAD_X2(cd.hs, hs);
+				if (rp->hue_spin)
+					LOAD_X2(cd.hr, hr);
 			}
 #undef LOAD_X2
 			cd.valid = (lane < m) & (lane != self + off);
@@ -875,6 +884,8 @@ static void gather_ranges(const struct flock *f, const struct rules_params *rp, 
 				if (rp->has_hue) {
 					cd.hc[l] = f->hue[0][j];
 					cd.hs[l] = f->hue[1][j];
+					if (rp->hue_spin)
+						cd.hr[l] = f->hue[2][j];
 				}
 				cd.valid[l] = j != k ? -1 : 0;
 			}

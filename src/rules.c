@@ -85,6 +85,10 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 		r = (float)sc->r_hue;
 		p->r2_hue = r * r;
 		p->hue_rate = sc->hue_weight * sc->dt;
+		p->hue_spin = sc->hue_spin_on;
+		p->hue_coh = sc->hue_weight;
+		p->hue_ali = sc->hue_alignment;
+		p->dt = sc->dt;
 	}
 	p->has_return = sc->has_return;
 	memcpy(p->return_center, sc->return_center, sizeof p->return_center);
@@ -999,26 +1003,63 @@ static void inertia_update(const struct rules_params *p, const struct rules_acc 
  * describes it) gives each boid a colour that follows its neighbours'
  * colours, by alignment and cohesion on the hue. Here the hue h is a unit
  * vector u = (cos 2 pi h, sin 2 pi h), a heading on the colour circle, so
- * that its mean is defined across the wrap from 1 to 0; on the circle
- * steering toward the neighbours' mean heading (Reynolds' alignment) and
- * toward their mean position (cohesion) are the same term, so there is one
- * rate, w = hue.weight:
+ * that its mean is defined across the wrap from 1 to 0.
+ *
+ * Without a colour velocity, steering toward the neighbours' mean heading
+ * (Reynolds' alignment) and toward their mean position (cohesion) are on
+ * the circle the same term, so there is one rate, w = hue.weight:
  *   u' = normalize(u + w dt (m - u)),  m = (1/|H|) sum(j in H) u_j,
  * H the neighbours seen within hue.radius, in binary64 from the binary32
  * sum. A boid without such neighbours, or whose u' would be zero, keeps u.
+ *
+ * With one (hue.alignment or hue.spin): the report (its section 5, "the
+ * colour vector") moves the colour vector by the motion's rules, cohesion
+ * and alignment but no separation, so that colours agree within a group
+ * and keep changing through alignment. A velocity fixed in the colour
+ * plane would bring every hue to rest along it, so the colour velocity is
+ * kept tangent to the circle, w = r perp(u) with perp(u) = (-u_y, u_x) and
+ * r the rate in radians per unit time. Cohesion is the report's vector
+ * term projected on perp(u), the part that can turn u; alignment compares
+ * velocities at different points of the circle, which is done by carrying
+ * each along the circle (parallel transport), so that it compares rates:
+ *   cohesion   C (m - u) . perp(u) = C m . perp(u),
+ *   alignment  A ((1/|H|) sum(j in H) r_j - r),
+ *   r' = r + dt (cohesion + alignment)    (none without neighbours),
+ *   u' = normalize(u + dt r' perp(u)),
+ * C = hue.weight, A = hue.alignment; the neighbour loops sum u_j and r_j
+ * in binary32, the rest is binary64. Alignment moves rates toward their
+ * neighbours' mean and cohesion pulls hues together, so a group's colours
+ * lock and turn together at about its members' mean rate (a Kuramoto
+ * model with inertia); rates start uniform in hue.spin's range.
  * The hue never changes motion. */
 void rules_hue_update(const struct rules_params *p, const struct rules_acc *a,
-		      const float u[2], float out[2])
+		      const float u[3], float out[3])
 {
 	double v[2], n2;
 	int k;
 
 	out[0] = u[0];
 	out[1] = u[1];
-	if (a->n_hue == 0)
-		return;
-	for (k = 0; k < 2; k++)
-		v[k] = (double)u[k] + p->hue_rate * ((double)a->hue[k] / a->n_hue - (double)u[k]);
+	if (p->hue_spin) {
+		const double ux = u[0], uy = u[1];
+		double r = u[2];
+
+		if (a->n_hue > 0) {
+			const double n = a->n_hue;
+			const double coh = ((double)a->hue[1] * ux - (double)a->hue[0] * uy) / n;
+			const double ali = (double)a->hue_r / n - r;
+
+			r += p->dt * (p->hue_coh * coh + p->hue_ali * ali);
+		}
+		out[2] = (float)r;
+		v[0] = ux - p->dt * (double)out[2] * uy;
+		v[1] = uy + p->dt * (double)out[2] * ux;
+	} else {
+		if (a->n_hue == 0)
+			return;
+		for (k = 0; k < 2; k++)
+			v[k] = (double)u[k] + p->hue_rate * ((double)a->hue[k] / a->n_hue - (double)u[k]);
+	}
 	n2 = v[0] * v[0] + v[1] * v[1];
 	if (!(n2 > 0.0))
 		return;

@@ -61,6 +61,10 @@ struct rules_params {
 	int has_hue;
 	float r2_hue;
 	double hue_rate;
+	/* With a colour velocity (hue_spin): the colour cohesion's and
+	 * alignment's weights and the time step (rules_hue_update). */
+	int hue_spin;
+	double hue_coh, hue_ali, dt;
 	/* The seed programs' models (rules.c): blend's and slerp's return
 	 * rule (return), slerp's turn fraction min(1, turn_rate dt),
 	 * inertia's exp(-turn_rate dt) and 1/R in binary32, and its speed
@@ -79,6 +83,7 @@ struct rules_acc {
 	uint32_t n_sep, n_ali, n_coh;
 	float hue[2];      /* the sum of the hue vectors within r_hue */
 	uint32_t n_hue;
+	float hue_r;       /* with a colour velocity: the sum of the rates */
 };
 
 /* The neighbour loops add candidates RULES_LANES at a time: candidate t of
@@ -156,7 +161,7 @@ static inline float rules_inv_norm(const float v[3], const int dims)
 
 static inline void rules_acc_init(struct rules_acc *a)
 {
-	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, {0, 0}, 0};
+	*a = (struct rules_acc){{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, {0, 0}, 0, 0};
 }
 
 /* The lane sums for one boid (rules_cand, rules_lanes, rules_self,
@@ -198,7 +203,7 @@ static inline void rules_acc_add(struct rules_acc *a, const struct rules_params 
 	{
 		const rules_vf z = {0};
 		struct rules_cand c = {{0}, z + d[0], z + d[1], z + d[2], z + d2, z + vj[0],
-				       z + vj[1], z + vj[2], z, z};
+				       z + vj[1], z + vj[2], z, z, z};
 
 		c.valid[0] = -1;
 		rules_lanes_add(&ln, p, p->model, p->dims, 0, &c, &s);
@@ -220,10 +225,12 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 		  uint64_t step, const float pos[3], const float vel[3], float pos_out[3],
 		  float vel_out[3]);
 
-/* Colour following: the new hue vector of a boid whose hue vector is u,
- * from the sum of its neighbours' (a->hue, a->n_hue). */
+/* Colour following: the new hue vector (out[0], out[1]) of a boid whose
+ * hue vector is (u[0], u[1]), from the sum of its neighbours' (a->hue,
+ * a->n_hue); with a colour velocity (p->hue_spin) also the new rate out[2]
+ * from its rate u[2] and a->hue_r. */
 void rules_hue_update(const struct rules_params *p, const struct rules_acc *a,
-		      const float u[2], float out[2]);
+		      const float u[3], float out[3]);
 
 /* Reynolds' acceleration: the weighted sum of the steering forces.
  * Exposed for the tests. */

@@ -15,17 +15,18 @@
 /* RULES_LANES candidates j for each boid: d = p_j - p_i (minimum image)
  * and d2 = |d|^2 in binary32, v = v_j; valid is false (0) for padding and
  * for the boid itself, true (-1) otherwise. In 2D, dz and vz are zero. hc
- * and hs, the hue vectors, are read only with a hue. */
+ * and hs, the hue vectors, are read only with a hue, and hr, the colour
+ * rate, only with a colour velocity. */
 struct RL_(rules_cand) {
 	RL_VI valid;
 	RL_VF dx, dy, dz, d2, vx, vy, vz;
-	RL_VF hc, hs;
+	RL_VF hc, hs, hr; /* hr, the colour rate, with a colour velocity only */
 };
 
 struct RL_(rules_lanes) {
 	RL_VF sep[3], ali[3], coh[3];
 	RL_VI n_sep, n_ali, n_coh; /* minus the counts (masks are -1) */
-	RL_VF hue[2];
+	RL_VF hue[2], hue_r;
 	RL_VI n_hue;
 };
 
@@ -105,6 +106,8 @@ RL_(rules_lanes_add)(struct RL_(rules_lanes) *a, const struct rules_params *p,
 		a->hue[0] += rules_vsel(mh, c->hc);
 		a->hue[1] += rules_vsel(mh, c->hs);
 		a->n_hue += mh;
+		if (p->hue_spin)
+			a->hue_r += rules_vsel(mh, c->hr);
 	}
 	switch (model) {
 	case MODEL_REYNOLDS:
@@ -274,6 +277,7 @@ RL_(rules_lanes_reduce)(const struct RL_(rules_lanes) *a, const int dims, const 
 			acc[b].hue[0] += a->hue[0][l];
 			acc[b].hue[1] += a->hue[1][l];
 			acc[b].n_hue -= (uint32_t)a->n_hue[l];
+			acc[b].hue_r += a->hue_r[l];
 		}
 	}
 }

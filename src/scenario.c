@@ -68,7 +68,9 @@ static const struct skey START_KEYS[] = {
 	{"shape", NULL, 0}, {"min", NULL, 0}, {"max", NULL, 0}, {"center", NULL, 0},
 	{"radius", NULL, 0}, {"heading", NULL, 0}, {"spread", NULL, 0}, {"speed", NULL, 0},
 	{"file", NULL, 0}, {"step", NULL, 0}, {NULL, NULL, 0}};
-static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0}, {NULL, NULL, 0}};
+static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0},
+				       {"alignment", NULL, 0}, {"spin", NULL, 0},
+				       {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
 	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
 	{NULL, NULL, 0}};
@@ -342,6 +344,42 @@ static int read_real(const struct ctx *c, const cJSON *root, const char *path,
 		return 0;
 	}
 	return check_real(c, n, path, lo, lo_open, hi, out);
+}
+
+/* A number x (the interval [x, x]) or an array [low, high] with low <=
+ * high, each in [lo, hi]; *out_lo and *out_hi are left alone when the key
+ * is missing. */
+static int read_interval(const struct ctx *c, const cJSON *root, const char *path, double lo,
+			 double hi, double *out_lo, double *out_hi)
+{
+	const cJSON *n = lookup(root, path);
+	char p0[64], p1[64];
+	double v[2];
+
+	if (n == NULL)
+		return 0;
+	if (!cJSON_IsArray(n)) {
+		if (check_real(c, n, path, lo, 0, hi, &v[0]))
+			return -1;
+		*out_lo = *out_hi = v[0];
+		return 0;
+	}
+	snprintf(p0, sizeof p0, "%s[0]", path);
+	snprintf(p1, sizeof p1, "%s[1]", path);
+	if (cJSON_GetArraySize(n) != 2) {
+		fail(c, path, "expected a number or an array [low, high]");
+		return -1;
+	}
+	if (check_real(c, cJSON_GetArrayItem(n, 0), p0, lo, 0, hi, &v[0]) ||
+	    check_real(c, cJSON_GetArrayItem(n, 1), p1, lo, 0, hi, &v[1]))
+		return -1;
+	if (v[1] < v[0]) {
+		fail(c, p1, "must be at least %s (%g)", p0, v[0]);
+		return -1;
+	}
+	*out_lo = v[0];
+	*out_hi = v[1];
+	return 0;
 }
 
 /* An integer in [lo, hi]; JSON numbers are doubles, so hi <= 2^53. */
@@ -1060,27 +1098,9 @@ static int parse_start(const struct ctx *c, const cJSON *root, struct scenario *
 		return -1;
 	}
 	sp = lookup(root, "start.speed");
-	if (sp && cJSON_IsArray(sp)) {
-		double v[2];
-
-		if (cJSON_GetArraySize(sp) != 2 ||
-		    check_real(c, cJSON_GetArrayItem(sp, 0), "start.speed[0]", 0, 0, VM_REAL, &v[0]) ||
-		    check_real(c, cJSON_GetArrayItem(sp, 1), "start.speed[1]", 0, 0, VM_REAL, &v[1])) {
-			if (cJSON_GetArraySize(sp) != 2)
-				fail(c, "start.speed", "expected a number or an array [low, high]");
-			return -1;
-		}
-		if (v[1] < v[0]) {
-			fail(c, "start.speed[1]", "must be at least start.speed[0] (%g)", v[0]);
-			return -1;
-		}
-		sc->start_speed_lo = v[0];
-		sc->start_speed_hi = v[1];
-	} else if (sp && read_real(c, root, "start.speed", 0, 0, VM_REAL, 0, &sc->start_speed_lo)) {
+	if (sp && read_interval(c, root, "start.speed", 0, VM_REAL, &sc->start_speed_lo,
+				&sc->start_speed_hi))
 		return -1;
-	} else if (sp) {
-		sc->start_speed_hi = sc->start_speed_lo;
-	}
 	if (sp && (sc->start_speed_lo < sc->speed_min || sc->start_speed_hi > sc->speed_max)) {
 		fail(c, "start.speed", "must lie within [speed.min, speed.max] ([%g, %g])",
 		     sc->speed_min, sc->speed_max);
@@ -1238,7 +1258,7 @@ static int parse_population(const struct ctx *c, const cJSON *root, struct scena
 static const char *const SCHEDULABLE[] = {
 	"radii", "weights", "speed.min", "speed.max", "speed.variation", "max_force",
 	"noise", "view_angle", "max_turn", "target.position", "target.radius",
-	"bounds.margin", "hue.weight", "hue.radius", "attractors", "obstacles",
+	"bounds.margin", "hue.weight", "hue.radius", "hue.alignment", "attractors", "obstacles",
 	"turn_rate", "return", NULL};
 
 /* Sets object o's key to v unless it has it (creating o under parent when
@@ -1395,6 +1415,13 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 			snprintf(path, sizeof path, "schedule[%d].set", i - 1);
 			fail(c, path, "a schedule can change hue.weight and hue.radius only in "
 			     "a scenario that has a hue key");
+			goto fail;
+		}
+		if (stage->sc.hue_spin_on != sc->hue_spin_on) {
+			sc->n_stages = ++i;
+			snprintf(path, sizeof path, "schedule[%d].set", i - 1);
+			fail(c, path, "a schedule can change hue.alignment only in a scenario "
+			     "whose hue has alignment or spin");
 			goto fail;
 		}
 		sc->n_stages = ++i;
@@ -1573,6 +1600,18 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 			     "got %.17g", scenario_max_radius(sc), sc->r_hue);
 			return -1;
 		}
+		/* A colour velocity: alignment above 1/dt would carry a rate
+		 * past its neighbours' mean in one step, as for the weight. */
+		sc->hue_spin_on = lookup(root, "hue.alignment") || lookup(root, "hue.spin");
+		sc->hue_spin_lo = sc->hue_spin_hi = 0.0;
+		if (read_real(c, root, "hue.alignment", 0, 0, VM, 0.0, &sc->hue_alignment) ||
+		    read_interval(c, root, "hue.spin", -VM, VM, &sc->hue_spin_lo, &sc->hue_spin_hi))
+			return -1;
+		if (sc->hue_alignment * sc->dt > 1.0) {
+			fail(c, "hue.alignment", "must be at most 1/dt (%g), got %.17g",
+			     1.0 / sc->dt, sc->hue_alignment);
+			return -1;
+		}
 	}
 	/* Unbounded flocks drift: keep every reachable coordinate well inside
 	 * binary32 range (squared distances of 1e19 would overflow it). */
@@ -1593,7 +1632,8 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		}
 	}
 	/* Refuse before allocating: the arrays must fit in size_t and in RAM. */
-	per = SCENARIO_BYTES_PER_BOID + (sc->has_hue ? SCENARIO_HUE_BYTES_PER_BOID : 0);
+	per = SCENARIO_BYTES_PER_BOID + (sc->has_hue ? SCENARIO_HUE_BYTES_PER_BOID : 0) +
+	      (sc->hue_spin_on ? SCENARIO_SPIN_BYTES_PER_BOID : 0);
 	if (sc->capacity > SIZE_MAX / per) {
 		fail(c, sc->n_events ? "population" : "count", "%" PRIu64 " boids overflow "
 		     "this machine's address space", sc->capacity);
@@ -2080,6 +2120,14 @@ char *scenario_to_json(const struct scenario *sc)
 		o = cJSON_AddObjectToObject(root, "hue");
 		cJSON_AddNumberToObject(o, "weight", sc->hue_weight);
 		cJSON_AddNumberToObject(o, "radius", sc->r_hue);
+		if (sc->hue_spin_on) {
+			cJSON_AddNumberToObject(o, "alignment", sc->hue_alignment);
+			{
+			double v[2] = {sc->hue_spin_lo, sc->hue_spin_hi};
+
+			cJSON_AddItemToObject(o, "spin", cJSON_CreateDoubleArray(v, 2));
+			}
+		}
 	}
 	o = cJSON_AddObjectToObject(root, "output");
 	cJSON_AddNumberToObject(o, "every", (double)sc->every);

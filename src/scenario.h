@@ -21,8 +21,10 @@
 #define SCENARIO_COUNT_MAX 4294967295u
 /* Planning figure for memory checks before allocation (see flock.c). */
 #define SCENARIO_BYTES_PER_BOID 160u
-/* What a hue adds: its unit vector (two binary32) and the next one. */
+/* What a hue adds: its unit vector (two binary32) and the next one; with
+ * a colour velocity (hue.alignment or hue.spin) also its rate and the next. */
 #define SCENARIO_HUE_BYTES_PER_BOID 16u
+#define SCENARIO_SPIN_BYTES_PER_BOID 8u
 
 enum bounds_mode { BOUNDS_WRAP = 0, BOUNDS_REFLECT, BOUNDS_STEER, BOUNDS_NONE };
 
@@ -116,6 +118,13 @@ struct scenario {
 	 * trajectory as an extra field. */
 	int has_hue;
 	double hue_weight, r_hue;
+	/* The JavaFX report's colour vector with a velocity of its own (on
+	 * with hue.alignment or hue.spin): hue_weight is then the colour
+	 * cohesion's weight in the colour's acceleration, hue_alignment the
+	 * colour alignment's, and the rates start uniform in
+	 * [hue_spin_lo, hue_spin_hi] turns per unit time (rules.c). */
+	int hue_spin_on;
+	double hue_alignment, hue_spin_lo, hue_spin_hi;
 	/* Predators: n_predators agents (0: none) moving at pred_speed,
 	 * turning at most pred_max_turn degrees per unit time (0: at once),
 	 * chasing the nearest boid within pred_range or the flock's centre;

@@ -486,8 +486,8 @@ START_TEST(test_hue_update)
 	struct scenario sc;
 	struct rules_params rp;
 	struct rules_acc a;
-	const float east[2] = {1, 0};
-	float out[2];
+	const float east[3] = {1, 0, 0};
+	float out[3];
 
 	load_ok("{\"count\": 2, \"steps\": 1, \"dt\": 0.5, \"hue\": {\"weight\": 1}, " BOX "}",
 		&sc);
@@ -520,6 +520,47 @@ START_TEST(test_hue_update)
 	scenario_free(&sc);
 }
 END_TEST
+
+/* A colour velocity (the JavaFX report's colour vector moved by cohesion
+ * and alignment): r' = r + dt (C m.perp(u) + A (mean r_j - r)), u' =
+ * normalize(u + dt r' perp(u)), on known sums. */
+START_TEST(test_hue_spin_update)
+{
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	const float east[3] = {1, 0, 0.2f};
+	float out[3];
+
+	load_ok("{\"count\": 2, \"steps\": 1, \"dt\": 0.5, \"hue\": {\"weight\": 1, "
+		"\"alignment\": 1}, " BOX "}", &sc);
+	ck_assert(sc.hue_spin_on);
+	rules_params_init(&rp, &sc);
+	ck_assert(rp.hue_spin);
+	rules_acc_init(&a);
+	/* two neighbours due north turning at 0.4: alignment 0.4 - 0.2, and
+	 * cohesion pulls by m.perp(u) = 1: r' = 0.2 + 0.5 (1 + 0.2) */
+	a.hue[1] = 2.0f;
+	a.hue_r = 0.8f;
+	a.n_hue = 2;
+	rules_hue_update(&rp, &a, east, out);
+	ck_assert_float_eq_tol(out[2], 0.8f, 1e-7f);
+	ck_assert_float_eq_tol(out[0], 0.92847669f, 1e-7f); /* normalize(1, 0.4) */
+	ck_assert_float_eq_tol(out[1], 0.37139068f, 1e-7f);
+	/* neighbours at east turning at 0.2 too: nothing changes the rate */
+	a.hue[0] = 2.0f;
+	a.hue[1] = 0.0f;
+	a.hue_r = 0.4f;
+	rules_hue_update(&rp, &a, east, out);
+	ck_assert_float_eq(out[2], 0.2f);
+	/* no neighbour: the rate is kept and the hue turns by atan(dt r) */
+	a.n_hue = 0;
+	rules_hue_update(&rp, &a, east, out);
+	ck_assert_float_eq(out[2], 0.2f);
+	ck_assert_float_eq_tol(out[1] / out[0], 0.1f, 1e-7f);
+	scenario_free(&sc);
+}
+
 
 /* The hue never changes motion: positions and velocities are the same
  * bits with and without it; and a boid sees hues only in its view cone. */
@@ -819,6 +860,7 @@ Suite *behaviours_suite(void)
 	tcase_add_loop_test(tc, test_hue_converges, 0, 4);
 	tcase_add_loop_test(tc, test_hue_lone_boid, 0, 2);
 	tcase_add_test(tc, test_hue_update);
+	tcase_add_test(tc, test_hue_spin_update);
 	tcase_add_test(tc, test_hue_keeps_motion);
 	tcase_add_loop_test(tc, test_boids_flee_predator, 0, 6);
 	tcase_add_loop_test(tc, test_predator_chase, 0, 2);

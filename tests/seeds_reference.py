@@ -38,25 +38,32 @@ def run(name, *overrides):
     return RUNS[key]
 
 
-def run_once(name, *overrides):
+def run_csv(name, tag, overrides):
+    """Runs a systems scenario for STEPS steps, every step to CSV: its
+    effective scenario, the CSV header, and the rows by step."""
     path = os.path.join(SYS, name + ".json")
-    out = os.path.join(WORK, name + ".csv")
+    out = os.path.join(WORK, name + tag + ".csv")
     args = [BOIDSIM, "-q", path, "--steps", str(STEPS), "--every", "1", "-o", out]
     for o in overrides:
         args += ["--set", o]
     subprocess.run(args, check=True)
     sc = json.loads(subprocess.run(args[:-2] + ["--check"], check=True,
                                    capture_output=True, text=True).stdout)
-    dims = sc["dimensions"]
     frames = {}
     with open(out, newline="") as f:
         rd = csv.reader(f)
-        next(rd)
+        head = next(rd)
         for row in rd:
-            frames.setdefault(int(row[0]), []).append([float(x) for x in row[2:2 + 2 * dims]])
+            frames.setdefault(int(row[0]), []).append(row)
+    return sc, head, [frames[k] for k in sorted(frames)]
+
+
+def run_once(name, *overrides):
+    sc, _, rows = run_csv(name, "", overrides)
+    dims = sc["dimensions"]
     res = []
-    for step in sorted(frames):
-        a = np.array(frames[step], dtype=np.float64)
+    for fr in rows:
+        a = np.array([[float(x) for x in r[2:2 + 2 * dims]] for r in fr], dtype=np.float64)
         res.append((a[:, :dims], a[:, dims:]))
     return sc, res
 
@@ -372,6 +379,101 @@ def c002_start():
 def c004():
     sc, fr = run("javafx-2d-attractor-then-repeller", "count=1000", "obstacles=[]")
     return compare("004", sc, fr, accelerate)
+
+
+def hues(name, *overrides):
+    """A systems scenario's positions and hue column, every step for STEPS
+    steps: its effective scenario, then frames [(P, h)] in id order, h in
+    turns."""
+    sc, head, rows = run_csv(name, "-hue", overrides)
+    dims, col = sc["dimensions"], head.index("hue")
+    res = []
+    for fr in rows:
+        a = np.array([[float(x) for x in r[2:2 + dims]] + [float(r[col])] for r in fr])
+        res.append((a[:, :dims], a[:, dims]))
+    return sc, res
+
+
+def colour_vector(sc, P, u, r):
+    """Seed 004, section 5 (the colour vector): the hue as a vector moved by
+    the motion's cohesion and alignment, without separation, its velocity
+    kept on the colour circle: w = r perp(u); cohesion projected on
+    perp(u), alignment of the velocities carried along the circle (their
+    rates): r' = r + dt (C (m - u).perp(u) + A (mean r_j - r)),
+    u' = normalize(u + dt r' perp(u)); C = hue.weight, A = hue.alignment,
+    neighbours within hue.radius. Returns u', r'."""
+    h, dt = sc["hue"], sc["dt"]
+    _, dist, other = pairs(P)
+    nb = other & (dist <= h["radius"])
+    perp = np.stack([-u[:, 1], u[:, 0]], axis=1)
+    m, n = mean_over(nb, u)
+    mr, _ = mean_over(nb, r[:, None])
+    acc = (h["weight"] * ((m - u) * perp).sum(axis=1)
+           + h["alignment"] * (mr[:, 0] - r))
+    r1 = r + dt * np.where(n > 0, acc, 0.0)
+    return unit(u + dt * r1[:, None] * perp), r1
+
+
+@case("seed 004: the colour vector (cohesion and alignment of a colour velocity), every step, against the reference")
+def c004_colour():
+    sc, fr = hues("javafx-2d-attractor-then-repeller", "count=1000", "obstacles=[]")
+    dt = sc["dt"]
+    turn = lambda h: np.stack([np.cos(2 * np.pi * h), np.sin(2 * np.pi * h)], axis=1)
+    worst = 0.0
+    moved = []
+    for t in range(1, len(fr) - 1):
+        (_, h0), (P, h), (_, h1) = fr[t - 1], fr[t], fr[t + 1]
+        u0, u = turn(h0), turn(h)
+        # the rate that turned u0 into u: u = normalize(u0 + dt r perp(u0))
+        r = np.tan(np.arctan2(u0[:, 0] * u[:, 1] - u0[:, 1] * u[:, 0],
+                              (u0 * u).sum(axis=1))) / dt
+        u1, _ = colour_vector(sc, P, u, r)
+        err = np.abs(np.angle(np.exp(2j * np.pi * h1) / (u1[:, 0] + 1j * u1[:, 1]))) / (2 * np.pi)
+        worst = max(worst, err.max())
+        moved.append(np.median(np.abs(np.angle(np.exp(2j * np.pi * (h1 - h))))) / (2 * np.pi))
+        if err.max() > TOL:
+            i = int(np.argmax(err))
+            return f"step {t + 1}: boid {i}: hue {h1[i]} where the reference has {np.arctan2(u1[i, 1], u1[i, 0]) / (2 * np.pi) % 1}"
+    print(f"# 004 colour: {len(fr) - 2} steps, worst hue error {worst:.2g} turns, "
+          f"median hue change per step {np.median(moved):.2g} turns")
+    return None
+
+
+@case("seed 004: colours agree within groups and keep changing (the report's aim), where one rate would freeze them")
+def c004_colours_move():
+    out = {}
+    for label, hue in (("colour vector", None), ("one rate", '{"weight": 0.1}')):
+        path = os.path.join(SYS, "javafx-2d-attractor-then-repeller.json")
+        f = os.path.join(WORK, "colours-%d.csv" % len(out))
+        args = [BOIDSIM, "-q", path, "--set", "count=1000", "--set", "obstacles=[]",
+                "--steps", "1000", "--every", "1", "-o", f]
+        if hue:
+            args += ["--set", "hue=" + hue]
+        subprocess.run(args, check=True)
+        rows = {}
+        with open(f, newline="") as fp:
+            rd = csv.reader(fp)
+            col = next(rd).index("hue")
+            for row in rd:
+                if int(row[0]) in (999, 1000):
+                    rows.setdefault(int(row[0]), []).append(
+                        [float(row[2]), float(row[3]), float(row[col])])
+        a, b = np.array(rows[999]), np.array(rows[1000])
+        _, dist, other = pairs(b[:, :2])
+        near = other & (dist <= 5.0)
+        dh = np.abs(np.angle(np.exp(2j * np.pi * (b[None, :, 2] - b[:, None, 2])))) / (2 * np.pi)
+        change = np.median(np.abs(np.angle(np.exp(2j * np.pi * (b[:, 2] - a[:, 2]))))) / (2 * np.pi)
+        out[label] = (dh[near].mean(), change)
+        print(f"# {label}: mean hue difference of neighbours {out[label][0]:.3g} turns, "
+              f"median hue change per step at step 1000 {out[label][1]:.3g} turns")
+    agree, change = out["colour vector"]
+    if agree > 0.05:
+        return f"neighbours' hues differ by {agree:.3g} turns on average"
+    if change < 1e-3:
+        return f"colours have stopped changing ({change:.3g} turns per step)"
+    if out["one rate"][1] > 1e-4:
+        return "the one-rate control does not freeze: the test cannot tell the rules apart"
+    return None
 
 
 @case("seed 004 (accelerate): no boid starts inside an obstacle")
