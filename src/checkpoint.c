@@ -2,7 +2,9 @@
  * step, the effective scenario, the program version, the output files and
  * what each held before the step's outputs (bytes and CRC-32), the
  * wandering target; with a population schedule the next id and the live
- * ids in increasing order; the positions and velocities in id order, with
+ * ids in increasing order, and where it disables boids their count, then
+ * each one's id and state (positions, velocities, hue fields), the first
+ * disabled first; the positions and velocities in id order, with
  * colour following the hue vectors (cosines, then sines, then with a
  * colour velocity the rates) in id order; with
  * predators their positions and velocities; CRC-32. Which optional parts
@@ -60,6 +62,13 @@ static void put_str(struct sink *k, const char *s)
 	put(k, s, n);
 }
 
+/* Whether field d of a disabled boid's state (flock.h) is the flock's:
+ * its positions and velocities, then its hue fields. */
+static int park_field_used(const struct flock *f, int d)
+{
+	return d < 6 ? d % 3 < f->dims : d - 6 < f->hue_fields;
+}
+
 int checkpoint_write(const char *path, const struct sim *s, const char *scenario_json,
 		     const char *generator, const struct checkpoint_files *files,
 		     struct util_err *err)
@@ -105,6 +114,15 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 		put_u32(&k, f->next_id);
 		for (i = 0; i < n; i++)
 			put_u32(&k, f->live[i]);
+	}
+	if (s->sc->park_max > 0) {
+		put_u64(&k, (uint64_t)f->n_parked);
+		for (i = 0; i < f->n_parked; i++) {
+			put_u32(&k, f->park_id[i]);
+			for (d = 0; d < FLOCK_PARK_FIELDS; d++)
+				if (park_field_used(f, d))
+					put(&k, &f->park[i * FLOCK_PARK_FIELDS + (size_t)d], 4);
+		}
 	}
 	/* positions, velocities, then the hue's vectors (not its turns) and rates */
 	for (d = 0; d < nf + nh; d++)
@@ -215,6 +233,15 @@ static int state_check(const char *path, const struct sim *s, struct util_err *e
 			return -1;
 		}
 	}
+	for (i = 0; i < f->n_parked; i++)
+		for (d = 0; d < f->dims; d++)
+			if (bad_value(b, d, f->park[i * FLOCK_PARK_FIELDS + (size_t)d],
+				      f->park[i * FLOCK_PARK_FIELDS + 3 + (size_t)d])) {
+				util_err_set(err, "%s: checkpoint damaged (disabled boid %u: a position "
+					     "outside the box or a value not finite)", path,
+					     f->park_id[i]);
+				return -1;
+			}
 	for (i = 0; i < (size_t)s->pred.n; i++)
 		for (d = 0; d < f->dims; d++)
 			if (bad_value(b, d, s->pred.pos[d][i], s->pred.vel[d][i])) {
@@ -223,6 +250,43 @@ static int state_check(const char *path, const struct sim *s, struct util_err *e
 				return -1;
 			}
 	return 0;
+}
+
+/* The disabled boids: at most as many as the schedule can have disabled
+ * by now, each id given, not live and not twice (marked in rank while
+ * read, then unmarked), each value finite. */
+static int read_parked(struct source *r, struct flock *f, uint64_t most, uint32_t next)
+{
+	const uint32_t MARK = UINT32_MAX - 1;
+	uint64_t np = get_u64(r);
+	size_t i;
+	int d, bad = r->bad || np > most;
+
+	for (i = 0; i < np && !bad; i++) {
+		uint32_t id = get_u32(r);
+
+		if (id >= next || f->rank[id] != UINT32_MAX) {
+			bad = 1;
+			break;
+		}
+		f->rank[id] = MARK;
+		f->park_id[i] = id;
+		for (d = 0; d < FLOCK_PARK_FIELDS; d++) {
+			uint32_t u = park_field_used(f, d) ? get_u32(r) : 0;
+			float v;
+
+			memcpy(&v, &u, 4);
+			f->park[i * FLOCK_PARK_FIELDS + (size_t)d] = v;
+			bad |= !isfinite(v);
+		}
+		f->n_parked = i + 1;
+	}
+	for (i = 0; i < f->n_parked; i++)
+		f->rank[f->park_id[i]] = UINT32_MAX;
+	bad |= r->bad;
+	if (bad)
+		f->n_parked = 0;
+	return bad ? -1 : 0;
 }
 
 int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
@@ -305,9 +369,9 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		 * far, and at least 1 and at most its bound of boids, all live
 		 * ids increasing and below the next. */
 		uint32_t next = get_u32(&r);
-		uint64_t ids, most;
+		uint64_t ids, most, parked;
 
-		scenario_population_at(s->sc, s->step, &ids, &most);
+		scenario_population_at(s->sc, s->step, &ids, &most, &parked);
 		if (next != ids || n < 1 || n > most)
 			r.bad = 1;
 		for (i = 0; i < f->n && !r.bad; i++) {
@@ -321,6 +385,10 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		}
 		f->next_id = next;
 		flock_reindex(f);
+		if (s->sc->park_max > 0 && read_parked(&r, f, parked, next) != 0) {
+			util_err_set(err, "%s: checkpoint damaged (disabled boids)", path);
+			goto out;
+		}
 	} else {
 		for (i = 0; i < f->n; i++)
 			f->id[i] = (uint32_t)i;

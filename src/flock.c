@@ -262,6 +262,10 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 	    (!(f->live = util_alloc(f->cap, sizeof(uint32_t), err)) ||
 	     !(f->rank = util_alloc((size_t)sc->ids_total, sizeof(uint32_t), err))))
 		goto fail;
+	if (sc->park_max > 0 &&
+	    (!(f->park_id = util_alloc((size_t)sc->park_max, sizeof(uint32_t), err)) ||
+	     !(f->park = util_alloc((size_t)sc->park_max, FLOCK_PARK_FIELDS * sizeof(float), err))))
+		goto fail;
 	bounds_init(&box, sc);
 
 	#pragma omp parallel for schedule(static) reduction(+:crowded) if (n >= util_parallel_min)
@@ -312,13 +316,42 @@ static int in_region(const struct flock *f, size_t k, const double lo[3], const 
 	return 1;
 }
 
+/* Slot k's state into (park) or out of (unpark) disabled place p. */
+static void park_copy(struct flock *f, size_t k, size_t p, int unpark)
+{
+	float *st = f->park + p * FLOCK_PARK_FIELDS;
+	int d;
+
+	for (d = 0; d < f->dims; d++) {
+		float *x = &f->pos[d][k], *v = &f->vel[d][k];
+
+		if (unpark) {
+			*x = st[d];
+			*v = st[3 + d];
+		} else {
+			st[d] = *x;
+			st[3 + d] = *v;
+		}
+	}
+	for (d = 0; d < f->hue_fields; d++) {
+		if (unpark)
+			f->hue[d][k] = st[6 + d];
+		else
+			st[6 + d] = f->hue[d][k];
+	}
+	if (unpark)
+		f->id[k] = f->park_id[p];
+	else
+		f->park_id[p] = f->id[k];
+}
+
 size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 			 const struct scenario_event *ev)
 {
 	size_t k, j, done = 0;
 	int d;
 
-	if (ev->add) {
+	if (ev->kind == EVENT_ADD) {
 		struct bounds box;
 
 		bounds_init(&box, cur);
@@ -328,9 +361,15 @@ size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 		f->n += ev->n;
 		f->next_id += (uint32_t)ev->n;
 		done = ev->n;
+	} else if (ev->kind == EVENT_ENABLE) {
+		/* The last disabled first, as a slider moved back up; the
+		 * scenario's check bounds n by what can have been disabled. */
+		for (; done < ev->n && f->n_parked > 0; done++)
+			park_copy(f, f->n++, --f->n_parked, 1);
 	} else {
 		/* The highest ids first, never the last boid: rank, then slot,
-		 * marks the ones to go (id_next is free scratch between steps). */
+		 * marks the ones to go (id_next is free scratch between steps).
+		 * Disabled boids are kept in that order. */
 		uint32_t *slot_of = f->id_next, r;
 
 		for (k = 0; k < f->n; k++)
@@ -339,6 +378,8 @@ size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 			k = slot_of[r];
 			if (ev->has_region && !in_region(f, k, ev->rmin, ev->rmax))
 				continue;
+			if (ev->kind == EVENT_DISABLE)
+				park_copy(f, k, f->n_parked++, 0);
 			f->id[k] = UINT32_MAX;
 			done++;
 		}
@@ -406,6 +447,8 @@ void flock_free(struct flock *f)
 	util_free(f->id_next);
 	util_free(f->live);
 	util_free(f->rank);
+	util_free(f->park_id);
+	util_free(f->park);
 	memset(f, 0, sizeof *f);
 }
 

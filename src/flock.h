@@ -41,7 +41,15 @@ struct flock {
 	float *vel_next[3];
 	float *hue_next[3];
 	uint32_t *id_next;
+	/* Disabled boids (population disable), in the order they were
+	 * disabled: n_parked ids, and their state, FLOCK_PARK_FIELDS floats a
+	 * boid (positions, velocities, hue fields; unused ones 0). */
+	size_t n_parked;
+	uint32_t *park_id;
+	float *park;
 };
+
+#define FLOCK_PARK_FIELDS 9
 
 /* Allocates and draws the initial state from the seed: positions uniform in
  * the bounds box, headings uniform on the circle or sphere, speeds uniform
@@ -55,9 +63,11 @@ void flock_free(struct flock *f);
 /* Applies population event ev (scenario.h) at a step: adds boids drawn as
  * at the start (by their new ids) in its region, with the speeds of the
  * parameters in force (cur), or removes the boids with the highest ids (in
- * its region, when it has one), never the last boid. Slots keep their
- * order; added boids go
- * last. Returns the number added or removed. */
+ * its region, when it has one), never the last boid; disables them as it
+ * removes them, keeping their ids and state aside; enables the last
+ * disabled, with the ids and state they had. Slots keep their order;
+ * added and enabled boids go last. Returns the number of boids it acted
+ * on. */
 size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 			 const struct scenario_event *ev);
 

@@ -60,8 +60,8 @@ static const struct skey PREDATOR_KEYS[] = {
 	{"count", NULL, 0}, {"speed", NULL, 0}, {"chase", NULL, 0}, {"range", NULL, 0},
 	{"max_turn", NULL, 0}, {"region", REGION_KEYS, 0}, {NULL, NULL, 0}};
 static const struct skey EVENT_KEYS[] = {
-	{"step", NULL, 0}, {"add", NULL, 0}, {"remove", NULL, 0}, {"region", REGION_KEYS, 0},
-	{NULL, NULL, 0}};
+	{"step", NULL, 0}, {"add", NULL, 0}, {"remove", NULL, 0}, {"disable", NULL, 0},
+	{"enable", NULL, 0}, {"region", REGION_KEYS, 0}, {NULL, NULL, 0}};
 static const struct skey RETURN_KEYS[] = {
 	{"center", NULL, 0}, {"radius", NULL, 0}, {"weight", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey START_KEYS[] = {
@@ -1160,17 +1160,27 @@ static int parse_predators(const struct ctx *c, const cJSON *root, struct scenar
 	return 0;
 }
 
-/* population: [{step, add | remove, region}], steps not decreasing. A
- * removal without a region must leave a boid even were every removal in a
- * region to find none; the ids given must fit in 32 bits. capacity bounds
- * the boids alive at once. */
+/* The population event kinds, by their keys (boidsim-scenario(5)). */
+static const char *const EVENT_NAMES[] = {"add", "remove", "disable", "enable"};
+
+const char *scenario_event_name(enum scenario_event_kind k)
+{
+	return EVENT_NAMES[k];
+}
+
+/* population: [{step, add | remove | disable | enable, region}], steps not
+ * decreasing. A removal or disabling without a region must leave a boid
+ * even were every one in a region to find none; an enabling may ask for no
+ * more than can have been disabled; the ids given must fit in 32 bits.
+ * capacity bounds the boids alive at once, park_max those disabled. */
 static int parse_population(const struct ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "population"), *e;
-	uint64_t high = sc->count, prev = 0;
-	int i = 0;
+	uint64_t high = sc->count, parked = 0, prev = 0;
+	int i = 0, k;
 
 	sc->capacity = sc->ids_total = sc->count;
+	sc->park_max = 0;
 	if (list == NULL)
 		return 0;
 	if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) < 1 ||
@@ -1185,11 +1195,9 @@ static int parse_population(const struct ctx *c, const cJSON *root, struct scena
 	}
 	cJSON_ArrayForEach(e, list) {
 		struct scenario_event *ev = &sc->events[i];
-		const cJSON *add = cJSON_GetObjectItemCaseSensitive(e, "add");
-		const cJSON *rm = cJSON_GetObjectItemCaseSensitive(e, "remove");
-		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "step");
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "step"), *num = NULL;
 		char path[64], sub[96];
-		int rc;
+		int rc, found = 0;
 
 		snprintf(path, sizeof path, "population[%d]", i);
 		sc->n_events = ++i;
@@ -1208,15 +1216,28 @@ static int parse_population(const struct ctx *c, const cJSON *root, struct scena
 			return -1;
 		}
 		prev = ev->step;
-		if ((add == NULL) == (rm == NULL)) {
-			fail(c, path, "give either add or remove");
+		for (k = EVENT_ADD; k <= EVENT_ENABLE; k++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, EVENT_NAMES[k]);
+
+			if (v) {
+				found++;
+				num = v;
+				ev->kind = (enum scenario_event_kind)k;
+			}
+		}
+		if (found != 1) {
+			fail(c, path, "give one of add, remove, disable or enable");
 			return -1;
 		}
-		ev->add = add != NULL;
-		snprintf(sub, sizeof sub, "%s.%s", path, add ? "add" : "remove");
-		if (uint_node(c, add ? add : rm, sub, 1, SCENARIO_COUNT_MAX, &ev->n) != 0)
+		snprintf(sub, sizeof sub, "%s.%s", path, EVENT_NAMES[ev->kind]);
+		if (uint_node(c, num, sub, 1, SCENARIO_COUNT_MAX, &ev->n) != 0)
 			return -1;
 		snprintf(sub, sizeof sub, "%s.region", path);
+		if (ev->kind == EVENT_ENABLE && cJSON_GetObjectItemCaseSensitive(e, "region")) {
+			fail(c, sub, "enable brings back the last disabled boids where they "
+			     "were: it takes no region");
+			return -1;
+		}
 		rc = read_region(c, cJSON_GetObjectItemCaseSensitive(e, "region"), sub, sc,
 				 ev->rmin, ev->rmax);
 		if (rc < 0)
@@ -1226,8 +1247,8 @@ static int parse_population(const struct ctx *c, const cJSON *root, struct scena
 			memcpy(ev->rmin, sc->bmin, sizeof ev->rmin);
 			memcpy(ev->rmax, sc->bmax, sizeof ev->rmax);
 		}
-		snprintf(sub, sizeof sub, "%s.%s", path, ev->add ? "add" : "remove");
-		if (ev->add) {
+		snprintf(sub, sizeof sub, "%s.%s", path, EVENT_NAMES[ev->kind]);
+		if (ev->kind == EVENT_ADD) {
 			if (ev->n > SCENARIO_COUNT_MAX - sc->ids_total) {
 				fail(c, sub, "more than %u boids in all: ids are 32-bit",
 				     SCENARIO_COUNT_MAX);
@@ -1235,18 +1256,32 @@ static int parse_population(const struct ctx *c, const cJSON *root, struct scena
 			}
 			sc->ids_total += ev->n;
 			high += ev->n;
-			if (high > sc->capacity)
-				sc->capacity = high;
-		} else if (!ev->has_region) {
+		} else if (ev->kind == EVENT_ENABLE) {
+			if (ev->n > parked) {
+				fail(c, sub, "more than can be disabled before it (%" PRIu64 ")",
+				     parked);
+				return -1;
+			}
+			parked -= ev->n;
+			high += ev->n;
+		} else {
 			/* A removal in a region takes what it finds there, and no
 			 * removal ever takes the last boid (flock_apply_event). */
-			if (ev->n >= high) {
+			if (!ev->has_region && ev->n >= high) {
 				fail(c, sub, "would leave no boid (at most %" PRIu64 " before it)",
 				     high);
 				return -1;
 			}
-			high -= ev->n;
+			if (!ev->has_region)
+				high -= ev->n;
+			if (ev->kind == EVENT_DISABLE) {
+				parked += ev->n;
+				if (parked > sc->park_max)
+					sc->park_max = parked;
+			}
 		}
+		if (high > sc->capacity)
+			sc->capacity = high;
 	}
 	return 0;
 }
@@ -1639,8 +1674,9 @@ static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
 		     "this machine's address space", sc->capacity);
 		return -1;
 	}
-	/* With a population schedule, a rank (4 bytes) per id ever given. */
-	need = sc->capacity * per + (sc->n_events ? sc->ids_total * 4 : 0);
+	/* With a population schedule, a rank (4 bytes) per id ever given, and
+	 * the disabled boids' ids and state. */
+	need = sc->capacity * per + (sc->n_events ? sc->ids_total * 4 : 0) + sc->park_max * per;
 	phys = util_phys_mem();
 	if (phys != 0 && need > phys) {
 		fail(c, sc->n_events ? "population" : "count", "%" PRIu64 " boids need about "
@@ -2069,7 +2105,7 @@ char *scenario_to_json(const struct scenario *sc)
 
 			cJSON_AddItemToArray(arr, a);
 			cJSON_AddNumberToObject(a, "step", (double)ev->step);
-			cJSON_AddNumberToObject(a, ev->add ? "add" : "remove", (double)ev->n);
+			cJSON_AddNumberToObject(a, EVENT_NAMES[ev->kind], (double)ev->n);
 			if (!ev->has_region)
 				continue;
 			rg = cJSON_AddObjectToObject(a, "region");
@@ -2177,19 +2213,31 @@ void scenario_free(struct scenario *sc)
 }
 
 void scenario_population_at(const struct scenario *sc, uint64_t step, uint64_t *ids,
-			    uint64_t *most)
+			    uint64_t *most, uint64_t *parked)
 {
 	int i;
 
 	*ids = *most = sc->count;
+	*parked = 0;
 	for (i = 0; i < sc->n_events && sc->events[i].step <= step; i++) {
 		const struct scenario_event *ev = &sc->events[i];
 
-		if (ev->add) {
+		switch (ev->kind) {
+		case EVENT_ADD:
 			*ids += ev->n;
 			*most += ev->n;
-		} else if (!ev->has_region) {
-			*most -= ev->n;
+			break;
+		case EVENT_ENABLE:
+			*most += ev->n;
+			*parked -= ev->n;
+			break;
+		case EVENT_DISABLE:
+			*parked += ev->n;
+			/* fall through */
+		case EVENT_REMOVE:
+			if (!ev->has_region)
+				*most -= ev->n;
+			break;
 		}
 	}
 }

@@ -62,12 +62,15 @@ enum predator_chase { PREDATOR_NEAREST = 0, PREDATOR_CENTRE };
 #define SCENARIO_PREDATORS_MAX 1024
 
 /* The population schedule: at a step, boids added in a region (with new
- * ids) or removed (the highest ids first, in a region when one is given). */
+ * ids) or removed (the highest ids first, in a region when one is given);
+ * or disabled as removed but kept aside with their state, and enabled
+ * again, the last disabled first (the OpenGL program's count slider). */
 #define SCENARIO_EVENTS_MAX 1024
+enum scenario_event_kind { EVENT_ADD = 0, EVENT_REMOVE, EVENT_DISABLE, EVENT_ENABLE };
 struct scenario_event {
 	uint64_t step;
-	int add;                  /* 1: add n boids; 0: remove up to n */
-	uint64_t n;
+	enum scenario_event_kind kind;
+	uint64_t n;               /* add n boids; remove, disable, enable up to n */
 	int has_region;
 	double rmin[3], rmax[3];  /* the region; the bounds box when none */
 };
@@ -141,6 +144,7 @@ struct scenario {
 	int n_events;
 	struct scenario_event *events;
 	uint64_t capacity, ids_total;
+	uint64_t park_max;        /* the most boids disabled at once (a bound) */
 	/* The parameter schedule: stage k's parameters apply from its step on
 	 * (the state at step+1 is the first computed with them). */
 	int n_stages;
@@ -209,9 +213,13 @@ const char *scenario_mode_name(enum bounds_mode m);
 const char *scenario_model_name(enum model_kind m);
 
 /* The population schedule at a step, every event up to it applied: the ids
- * given so far (the next id), and the most boids there can be alive. */
+ * given so far (the next id), the most boids there can be alive and the
+ * most there can be disabled. */
 void scenario_population_at(const struct scenario *sc, uint64_t step, uint64_t *ids,
-			    uint64_t *most);
+			    uint64_t *most, uint64_t *parked);
+
+/* The key of an event kind in the scenario ("add", "remove", ...). */
+const char *scenario_event_name(enum scenario_event_kind k);
 
 /* The largest interaction radius, which sets the grid's cell size (the
  * hue's radius is at most this). */

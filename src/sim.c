@@ -113,9 +113,10 @@ void sim_apply_events(struct sim *s)
 		const struct scenario_event *ev = &s->sc->events[s->next_event++];
 		size_t done = flock_apply_event(&s->flock, s->cur, ev);
 
+		static const char *const did[] = {"added", "removed", "disabled", "enabled"};
+
 		util_msg(UTIL_VERBOSE, "step %llu: %s %zu boids (now %zu)",
-			 (unsigned long long)s->step, ev->add ? "added" : "removed", done,
-			 s->flock.n);
+			 (unsigned long long)s->step, did[ev->kind], done, s->flock.n);
 	}
 }
 

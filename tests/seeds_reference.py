@@ -299,6 +299,47 @@ def c000_speed():
     return None if err < 1e-6 else f"a speed differs from speed.max by {err:.3g} of it"
 
 
+@case("seed 000: the count slider: disabled boids leave, the last disabled come back first, with the state they had")
+def c000_slider():
+    pop = ('population=[{"step": 30, "disable": 40}, {"step": 50, "disable": 20}, '
+           '{"step": 70, "enable": 25}, {"step": 90, "enable": 35}]')
+    sc, head, rows = run_csv("desktop-2d-return-to-centre", "-slider", [pop, "count=200"])
+    _, phead, plain = run_csv("desktop-2d-return-to-centre", "-noslider", ["count=200"])
+    if "id" not in head:
+        return "no id column in a run with a population schedule"
+    def byid(fr, h=head):
+        c = h.index("id")
+        return {int(r[c]): r[c + 1:] for r in fr}
+    count = {t: len(fr) for t, fr in enumerate(rows)}
+    want = {29: 200, 30: 160, 49: 160, 50: 140, 70: 165, 90: 200}
+    for t, n in want.items():
+        if count[t] != n:
+            return f"step {t}: {count[t]} boids, expected {n}"
+    # the last 40 ids leave at 30 (199 .. 160), then 159 .. 140 at 50; the
+    # 25 enabled at 70 are the last disabled: 140 .. 164; the rest at 90
+    if set(byid(rows[30])) != set(range(160)) or set(byid(rows[50])) != set(range(140)):
+        return "the disabled boids are not the highest ids"
+    if set(byid(rows[70])) != set(range(165)):
+        return f"enabled at 70: ids {sorted(set(byid(rows[70])) - set(range(140)))[:8]}..., expected 140 .. 164"
+    # a boid comes back as it was when it left: the state at its disabling
+    # step, which a run without that disabling has in its frame of that step
+    # (both runs are the same up to it): for those that left at 50, the run
+    # with the first disabling alone
+    _, h1, first = run_csv("desktop-2d-return-to-centre", "-slider1",
+                           ['population=[{"step": 30, "disable": 40}]', "count=200"])
+    for t_off, t_on, ids, ref, rh in ((50, 70, range(140, 160), first, h1),
+                                      (30, 70, range(160, 165), plain, phead),
+                                      (30, 90, range(165, 200), plain, phead)):
+        a, b = byid(ref[t_off], rh), byid(rows[t_on])
+        for i in ids:
+            if a[i] != b[i]:
+                return f"boid {i} came back at step {t_on} with {b[i]}, left at {t_off} with {a[i]}"
+    # and they fly on: the next frame differs
+    if byid(rows[91])[199] == byid(rows[90])[199]:
+        return "an enabled boid does not move"
+    return None
+
+
 @case("seed 003 (simple): godot-pseudocode-512x384, every step, against the reference")
 def c003():
     sc, fr = run("godot-pseudocode-512x384")
