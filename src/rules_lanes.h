@@ -157,11 +157,18 @@ RL_(rules_lanes_add)(struct RL_(rules_lanes) *a, const struct rules_params *p,
 		 * (p_i - p_j)(1/dist - 1/R) to separation, v_j to alignment and
 		 * d to cohesion. */
 		const RL_VI m = valid & (d2 < p->r2_ali);
-		RL_VF w;
+		RL_VF w, lo = zero + 1e-6f;
 		int l;
 
+		/* max(|d|, 1e-6) as a select, not fmaxf: the same value for
+		 * every |d| (never NaN), without a call per candidate */
 		for (l = 0; l < RL_BOIDS * RULES_LANES; l++)
-			w[l] = fmaxf(sqrtf(d2[l]), 1e-6f);
+			w[l] = sqrtf(d2[l]);
+		{
+			const RL_VI big = w > lo;
+
+			w = (RL_VF)(((RL_VI)w & big) | ((RL_VI)lo & ~big));
+		}
 		w = 1.0f / w - p->inv_r_ali;
 		a->sep[0] -= rules_vsel(m, dx * w);
 		a->sep[1] -= rules_vsel(m, dy * w);
