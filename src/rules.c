@@ -103,6 +103,9 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed && !p->has_target &&
 		   p->w_bounds == 0.0 && p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
 		   !p->has_turn && (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
+	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
+			p->n_attractors == 0 &&
+			(sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
 	rules_set_step(p, 0);
 }
 
@@ -1252,15 +1255,96 @@ update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATC
 	}
 }
 
-#define UPDATE_BATCH_BODY                                                           \
-	do {                                                                        \
-		if (!p->fast_batch || p->n_pred > 0)                                \
-			return 0;                                                   \
-		if (p->dims == 2)                                                   \
-			update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2); \
-		else                                                                \
-			update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 3); \
-		return 1;                                                           \
+/* safe_unit on RULES_BATCH vectors: v/|v| where |v| > 1e-6, else 0,
+ * with normalize's operations (1/sqrt(v.v), then a product a component). */
+static inline __attribute__((always_inline)) void
+safe_unit_batch(rules_vd v[3], const int dims)
+{
+	const rules_vd zero = {0};
+	rules_vd n2 = zero, r, inv;
+	rules_vl ok;
+	int k;
+
+	for (k = 0; k < dims; k++)
+		n2 += v[k] * v[k];
+	r = vsqrt(n2);
+	ok = r > 1e-6;
+	inv = 1.0 / r;
+	for (k = 0; k < dims; k++)
+		v[k] = vsel(ok, v[k] * inv, zero);
+}
+
+/* blend_update for the case of p->fast_blend (no return rule, obstacles,
+ * attractors or predators; wrap or no bounds), each lane the scalar
+ * code's operations in its order. */
+static inline __attribute__((always_inline)) void
+blend_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH], int nb,
+	    size_t k, const float *const pos[3], const float *const vel[3],
+	    float *const pos_out[3], float *const vel_out[3], const int dims)
+{
+	const rules_vd zero = {0};
+	const double w3[3] = {p->w_sep, p->w_ali, p->w_coh}, smax = p->speed_max, dt = p->ip.dt;
+	rules_vd f[3] = {zero, zero, zero}, t[3] = {zero, zero, zero}, v[3], cnt, n2 = zero, inv;
+	int i, l, d, lane;
+
+	for (i = 0; i < 3; i++) {
+		for (l = 0; l < RULES_BATCH; l++) {
+			const struct rules_acc *a = &acc[l < nb ? l : nb - 1];
+			const float *s = i == 0 ? a->sep : i == 1 ? a->ali : a->coh;
+
+			cnt[l] = i == 0 ? a->n_sep : i == 1 ? a->n_ali : a->n_coh;
+			for (d = 0; d < dims; d++)
+				t[d][l] = s[d];
+		}
+		for (d = 0; d < dims; d++)
+			t[d] = t[d] / cnt;
+		safe_unit_batch(t, dims);
+		for (d = 0; d < dims; d++)
+			f[d] = vsel(cnt > 0.0, f[d] + w3[i] * t[d], f[d]);
+	}
+	safe_unit_batch(f, dims);
+	for (d = 0; d < dims; d++) {
+		for (l = 0; l < RULES_BATCH; l++) {
+			lane = l < nb ? l : nb - 1;
+			v[d][l] = vel[d][k + (size_t)lane];
+		}
+		v[d] = v[d] + f[d] * dt;
+		n2 += v[d] * v[d];
+	}
+	/* normalize: at rest with no rule pulling, v stays as it is */
+	inv = 1.0 / vsqrt(n2);
+	for (d = 0; d < dims; d++) {
+		rules_vd move, xn, x0;
+		rules_vfb vf;
+
+		v[d] = vsel(n2 > 0.0, v[d] * inv, v[d]);
+		move = v[d] * smax;
+		vf = __builtin_convertvector(move, rules_vfb);
+		for (l = 0; l < RULES_BATCH; l++)
+			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
+		xn = x0 + move * dt;
+		/* finish_heading, integrate_finish without obstacles */
+		for (l = 0; l < nb; l++) {
+			pos_out[d][k + (size_t)l] = p->box.mode == BOUNDS_WRAP ?
+						    bounds_wrap1(&p->box, d, xn[l]) : (float)xn[l];
+			vel_out[d][k + (size_t)l] = vf[l];
+		}
+	}
+}
+
+#define UPDATE_BATCH_BODY                                                              \
+	do {                                                                           \
+		if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend))                \
+			return 0;                                                      \
+		if (p->fast_blend && p->dims == 2)                                     \
+			blend_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);     \
+		else if (p->fast_blend)                                                \
+			blend_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);     \
+		else if (p->dims == 2)                                                 \
+			update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);    \
+		else                                                                   \
+			update_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);    \
+		return 1;                                                              \
 	} while (0)
 
 RULES_AVX512
