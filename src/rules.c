@@ -106,6 +106,9 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
 			p->n_attractors == 0 &&
 			(sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
+	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
+			p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
+			(sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
 	rules_set_step(p, 0);
 }
 
@@ -1332,10 +1335,102 @@ blend_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH
 	}
 }
 
+/* slerp_update for the case of p->fast_slerp (no target, return rule,
+ * obstacles, attractors or predators; wrap or no bounds), each lane the
+ * scalar code's operations in its order, the slerp angle's atan2 and
+ * sincos (detmath) lane by lane. Returns 0, having written nothing, where
+ * a boid stands still or turns from a heading exactly toward or away from
+ * its goal (the scalar code's special cases). */
+static inline __attribute__((always_inline)) int
+slerp_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH], int nb,
+	    size_t k, const float *const pos[3], const float *const vel[3],
+	    float *const pos_out[3], float *const vel_out[3], const int dims)
+{
+	const rules_vd zero = {0};
+	const double dt = p->ip.dt, tf = p->turn_frac;
+	rules_vd u[3] = {zero, zero, zero}, dv[3] = {zero, zero, zero}, e[3] = {zero, zero, zero};
+	rules_vd n2 = zero, sp, inv, ncoh, sp2, cs = zero, e2 = zero, sn, s1, c1;
+	rules_vl turn;
+	int l, d;
+
+	for (l = 0; l < RULES_BATCH; l++) {
+		const struct rules_acc *a = &acc[l < nb ? l : nb - 1];
+
+		ncoh[l] = a->n_coh;
+		sp2[l] = a->ali[0];
+		for (d = 0; d < dims; d++) {
+			u[d][l] = vel[d][k + (size_t)(l < nb ? l : nb - 1)];
+			dv[d][l] = a->coh[d];
+			e[d][l] = a->sep[d];
+		}
+	}
+	for (d = 0; d < dims; d++)
+		n2 += u[d] * u[d];
+	for (l = 0; l < RULES_BATCH; l++)
+		if (!(n2[l] > 0.0))
+			return 0;
+	sp = vsqrt(n2);
+	inv = 1.0 / sp;
+	for (d = 0; d < dims; d++)
+		u[d] *= inv;
+	/* d = mean(p_j - p_i) + 0 (no target) + sep, its unit vector */
+	n2 = zero;
+	for (d = 0; d < dims; d++) {
+		dv[d] = (dv[d] / ncoh + 0.0) + e[d];
+		n2 += dv[d] * dv[d];
+	}
+	sp = vsel(ncoh > 0.0, sp2 / ncoh, sp);
+	turn = (ncoh > 0.0) & (n2 > 0.0);
+	inv = 1.0 / vsqrt(n2);
+	for (d = 0; d < dims; d++) {
+		dv[d] *= inv;
+		cs += u[d] * dv[d];
+	}
+	for (d = 0; d < dims; d++) {
+		e[d] = dv[d] - cs * u[d];
+		e2 += e[d] * e[d];
+	}
+	sn = vsqrt(e2);
+	for (l = 0; l < RULES_BATCH; l++)
+		if (turn[l] && !(sn[l] > 1e-12))
+			return 0;
+	s1 = c1 = zero;
+	for (l = 0; l < RULES_BATCH; l++)
+		if (turn[l])
+			detmath_sincos(tf * detmath_atan2(sn[l], cs[l]), &s1[l], &c1[l]);
+	n2 = zero;
+	for (d = 0; d < dims; d++) {
+		u[d] = vsel(turn, c1 * u[d] + s1 * (e[d] / sn), u[d]);
+		n2 += u[d] * u[d];
+	}
+	inv = 1.0 / vsqrt(n2);
+	for (d = 0; d < dims; d++) {
+		rules_vd move, xn, x0;
+		rules_vfb vf;
+
+		u[d] *= inv;
+		move = u[d] * sp;
+		vf = __builtin_convertvector(move, rules_vfb);
+		for (l = 0; l < RULES_BATCH; l++)
+			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
+		xn = x0 + move * dt;
+		for (l = 0; l < nb; l++) {
+			pos_out[d][k + (size_t)l] = p->box.mode == BOUNDS_WRAP ?
+						    bounds_wrap1(&p->box, d, xn[l]) : (float)xn[l];
+			vel_out[d][k + (size_t)l] = vf[l];
+		}
+	}
+	return 1;
+}
+
 #define UPDATE_BATCH_BODY                                                              \
 	do {                                                                           \
-		if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend))                \
+		if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp)) \
 			return 0;                                                      \
+		if (p->fast_slerp)                                                     \
+			return p->dims == 2 ?                                          \
+			       slerp_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) : \
+			       slerp_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 3); \
 		if (p->fast_blend && p->dims == 2)                                     \
 			blend_batch(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);     \
 		else if (p->fast_blend)                                                \

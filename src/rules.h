@@ -56,9 +56,10 @@ struct rules_params {
 	 * rules_update_batch does RULES_BATCH boids at a time; predators are
 	 * checked at the call, as they are set per step. */
 	int fast_batch;
-	/* The same for blend: no return rule, obstacles or attractors; wrap
-	 * or no bounds (blend_batch). */
-	int fast_blend;
+	/* The same for blend and slerp: no return rule, obstacles or
+	 * attractors (slerp: nor a target); wrap or no bounds (blend_batch,
+	 * slerp_batch). */
+	int fast_blend, fast_slerp;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;
