@@ -158,7 +158,7 @@ out:
 
 struct source {
 	unsigned char *p, *end;
-	int bad;
+	int bad, nul; /* nul: a string held a NUL byte, which C would cut it at */
 };
 
 static const unsigned char *take(struct source *r, size_t n)
@@ -195,6 +195,10 @@ static char *get_str(struct source *r)
 
 	if (r->bad || n > CHECKPOINT_STRING_MAX || !(q = take(r, n)))
 		return NULL;
+	if (memchr(q, '\0', n) != NULL) {
+		r->nul = 1;
+		return NULL;
+	}
 	if (!(s = malloc((size_t)n + 1)))
 		return NULL;
 	memcpy(s, q, n);
@@ -324,7 +328,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	}
 	r.p = data + 8;
 	r.end = data + size - 4;
-	r.bad = 0;
+	r.bad = r.nul = 0;
 	if (get_u32(&r) != CHECKPOINT_VERSION || get_u32(&r) != (uint32_t)f->dims ||
 	    (n = get_u64(&r)) > (uint64_t)f->cap || (!f->rank && n != (uint64_t)f->n)) {
 		util_err_set(err, "%s: checkpoint of another format version or flock size", path);
@@ -333,6 +337,8 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	s->step = get_u64(&r);
 	json = get_str(&r);
 	gen = get_str(&r);
+	if (r.nul)
+		goto nul;
 	if (json == NULL || gen == NULL || strcmp(json, scenario_json) != 0) {
 		util_err_set(err, "%s: checkpoint of another scenario (the effective scenario, "
 			     "after overrides, must be the same)", path);
@@ -351,6 +357,8 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	files->output_tmp = get_str(&r);
 	files->metrics = get_str(&r);
 	files->metrics_tmp = get_str(&r);
+	if (r.nul)
+		goto nul;
 	files->output_bytes = get_u64(&r);
 	files->output_sum = get_u32(&r);
 	files->metrics_bytes = get_u64(&r);
@@ -412,8 +420,19 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 			memcpy(&dst[i], &u, 4);
 		}
 	}
-	if (!r.bad && state_check(path, s, err) != 0)
-		goto out;
+	/* The parameters in force at the step, then the run's invariants
+	 * there (speeds too), which every state a run reaches keeps. */
+	if (!r.bad) {
+		struct util_err why;
+
+		sim_enter_stages(s);
+		if (state_check(path, s, err) != 0)
+			goto out;
+		if (sim_check(s, &why) != 0) {
+			util_err_set(err, "%s: checkpoint damaged (%s)", path, why.msg);
+			goto out;
+		}
+	}
 	/* The population events up to this step are in the state. */
 	for (s->next_event = 0; s->next_event < s->sc->n_events &&
 	     s->sc->events[s->next_event].step <= s->step; s->next_event++)
@@ -423,6 +442,9 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		goto out;
 	}
 	rc = 0;
+	goto out;
+nul:
+	util_err_set(err, "%s: checkpoint damaged (a NUL byte in a string)", path);
 out:
 	if (rc != 0)
 		checkpoint_files_free(files);

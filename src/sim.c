@@ -106,6 +106,12 @@ void sim_step(struct sim *s)
 	sim_apply_events(s);
 }
 
+void sim_enter_stages(struct sim *s)
+{
+	while (s->next_stage < s->sc->n_stages && s->sc->stages[s->next_stage].step < s->step)
+		enter_stage(s, &s->sc->stages[s->next_stage++].sc);
+}
+
 void sim_apply_events(struct sim *s)
 {
 	while (s->next_event < s->sc->n_events &&

@@ -47,6 +47,12 @@ void sim_free(struct sim *s);
  * state at that step (its frame) holds the new population. */
 void sim_step(struct sim *s);
 
+/* For a state loaded at s->step (a checkpoint's): the parameter stages in
+ * force there (those of steps before it), as the steps that led there
+ * entered them, so that what the run measures and checks at that step is
+ * what it would have without the stop. Keeps the wandering target. */
+void sim_enter_stages(struct sim *s);
+
 /* Applies the population events due at or before the current step that
  * are not applied yet (after sim_init or a checkpoint, none are). */
 void sim_apply_events(struct sim *s);
