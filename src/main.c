@@ -2,9 +2,9 @@
  * the simulation and write the trajectory. The engine lives in the library. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -325,15 +325,34 @@ static int same_file(const char *a, const char *b)
 	return same;
 }
 
+/* Whether b is a name of a's temporary files (.NAME.tmp.XXXXXX in a's
+ * directory, outfile_temp), which a run creates, renames and removes. */
+static int is_temp_of(const char *b, const char *a)
+{
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+	char *da = sa ? strndup(a, (size_t)(sa - a) + 1) : strdup("./");
+	char *db = sb ? strndup(b, (size_t)(sb - b) + 1) : strdup("./");
+	int temp = 0;
+
+	if (da && db && outfile_is_temp(sb ? sb + 1 : b, sa ? sa + 1 : a))
+		temp = strcmp(da, db) == 0 || same_file(da, db);
+	free(da);
+	free(db);
+	return temp;
+}
+
 /* No two of -o, --metrics and --checkpoint may be one file: the last to be
  * renamed into place would replace the others, and a completed run would
- * remove its checkpoint, the output with it. For that removal too, the
- * checkpoint must not be a device or a pipe. */
-static int check_distinct(const struct options *o)
+ * remove its checkpoint, the output with it. Nor may one be a name that
+ * another's writing takes: NAME.partial, where an interrupted CSV or table
+ * goes (and which a resumed run removes, for -o and --metrics), or one of
+ * its temporary files. For that removal too, the checkpoint must not be a
+ * device or a pipe. */
+static int check_distinct(const struct options *o, enum traj_format fmt)
 {
 	const char *name[3] = {"-o", "--metrics", "--checkpoint"};
 	const char *path[3] = {o->output, o->metrics, o->checkpoint};
-	char msg[3 * 4096];
+	char msg[4 * 4096], partial[4096];
 	struct stat st;
 	int i, j;
 
@@ -348,6 +367,25 @@ static int check_distinct(const struct options *o)
 					 name[i], path[i], name[j], path[j]);
 				return usage_error("%s", msg);
 			}
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 3; j++) {
+			if (i == j || !path[i] || !path[j] || strcmp(path[i], "-") == 0 ||
+			    strcmp(path[j], "-") == 0)
+				continue;
+			snprintf(partial, sizeof partial, "%s.partial", path[i]);
+			if ((i == 1 || (i == 0 && fmt != TRAJ_BIN)) && same_file(path[j], partial)) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
+					 "interrupted run leaves the file of %s", name[i], path[i],
+					 name[j], path[j], partial, name[i]);
+				return usage_error("%s", msg);
+			}
+			if (is_temp_of(path[j], path[i])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is a name of the "
+					 "temporary files of %s", name[i], path[i], name[j], path[j],
+					 path[j], name[i]);
+				return usage_error("%s", msg);
+			}
+		}
 	return 0;
 }
 
@@ -385,27 +423,34 @@ static int save_checkpoint(const struct options *o, const struct sim *sim, const
 }
 
 /* A checkpoint write that was killed leaves its temporary file,
- * .NAME.tmp.XXXXXX beside the checkpoint: remove those of this name. */
+ * .NAME.tmp.XXXXXX beside the checkpoint: remove those of this name (read
+ * from the directory, not globbed: the name may hold * or ?). */
 static void remove_checkpoint_temps(const char *checkpoint)
 {
 	const char *slash = strrchr(checkpoint, '/');
-	char pattern[4096];
-	glob_t g;
-	size_t i;
+	const char *base = slash ? slash + 1 : checkpoint;
+	char *dir = slash ? strndup(checkpoint, (size_t)(slash - checkpoint) + 1) : strdup("./");
+	char path[8192];
+	struct dirent *e;
+	DIR *dp;
 
-	snprintf(pattern, sizeof pattern, "%.*s.%s.tmp.??????",
-		 slash ? (int)(slash - checkpoint + 1) : 0, checkpoint,
-		 slash ? slash + 1 : checkpoint);
-	if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0) {
-		for (i = 0; i < g.gl_pathc; i++)
-			unlink(g.gl_pathv[i]);
-		globfree(&g);
+	if (dir == NULL)
+		return;
+	if ((dp = opendir(dir)) != NULL) {
+		while ((e = readdir(dp)) != NULL)
+			if (outfile_is_temp(e->d_name, base)) {
+				snprintf(path, sizeof path, "%s%s", dir, e->d_name);
+				unlink(path);
+			}
+		closedir(dp);
 	}
+	free(dir);
 }
 
-/* After a resumed run completes: the stopped run's leftovers. */
+/* After a resumed run completes: the stopped run's leftovers (a binary
+ * trajectory leaves no .partial). */
 static void remove_spent(const struct checkpoint_files *cf, const char *output,
-			 const char *metrics)
+			 enum traj_format fmt, const char *metrics)
 {
 	char buf[4096];
 
@@ -413,7 +458,7 @@ static void remove_spent(const struct checkpoint_files *cf, const char *output,
 		unlink(cf->output_tmp);
 	if (cf->metrics_tmp && cf->metrics_tmp[0])
 		unlink(cf->metrics_tmp);
-	if (output) {
+	if (output && fmt != TRAJ_BIN) {
 		snprintf(buf, sizeof buf, "%s.partial", output);
 		unlink(buf);
 	}
@@ -470,9 +515,6 @@ static int run(struct options *o)
 		status = usage_error("%s", "--metrics - and -o - cannot both use stdout");
 		goto out;
 	}
-	if ((status = check_distinct(o)) != 0)
-		goto out;
-	status = 1;
 	if (o->output && !o->format) {
 		if (strcmp(o->output, "-") == 0) {
 			status = usage_error("%s", "-o - needs --format bin, csv or csv.gz");
@@ -484,6 +526,9 @@ static int run(struct options *o)
 			goto out;
 		}
 	}
+	if ((status = check_distinct(o, fmt)) != 0)
+		goto out;
+	status = 1;
 	json = scenario_to_json(&sc);
 	if (json == NULL) {
 		fprintf(stderr, "boidsim: out of memory\n");
@@ -652,7 +697,7 @@ static int run(struct options *o)
 	if (!stop_signal && o->checkpoint) {
 		/* Done: the checkpoint and what a resumed run read are spent. */
 		if (o->resume)
-			remove_spent(&resumed, o->output, o->metrics);
+			remove_spent(&resumed, o->output, fmt, o->metrics);
 		unlink(o->checkpoint);
 		remove_checkpoint_temps(o->checkpoint);
 	}
