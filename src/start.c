@@ -7,10 +7,13 @@
 #include "start.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "obstacles.h"
 #include "traj.h"
@@ -81,11 +84,11 @@ static int read_plain(FILE *fp, const struct scenario *sc, float *data, struct u
 
 /* Reads the frame at sc->start_step (the last when UINT64_MAX) of a
  * trajectory into data: the boids (group 0), in id order. */
-static int read_traj(struct scenario *sc, float *data, double *precision,
+static int read_traj(struct scenario *sc, int fd, float *data, double *precision,
 		     struct util_err *err)
 {
 	const size_t n = (size_t)sc->count;
-	struct traj_reader *r = traj_reader_open(sc->start_file, err);
+	struct traj_reader *r = traj_reader_open_fd(fd, sc->start_file, err);
 	const struct traj_header *h;
 	float *fields[TRAJ_FIELDS_MAX] = {NULL};
 	struct traj_agents ag = {0, NULL, NULL};
@@ -243,27 +246,93 @@ static int check_state(const struct scenario *sc, const float *data, double prec
 	return 0;
 }
 
+/* The most of a start file that is not a regular file (a pipe) that is
+ * copied, so that an endless stream (a device) ends with a message. */
+#define START_STREAM_MAX (1ull << 30)
+
+/* The start file, opened once (so that a pipe, or a file replaced while
+ * it is read, is read as one file): its descriptor, at the start of a
+ * regular file, or a stream copied first into an unnamed temporary file
+ * (the format is told from the first line, which a stream cannot give
+ * back). */
+static int open_once(const struct scenario *sc, struct util_err *err)
+{
+	unsigned char buf[1 << 16];
+	struct stat st;
+	FILE *spool;
+	ssize_t got;
+	uint64_t total = 0;
+	int fd = open(sc->start_file, O_RDONLY), copy, wrote = 1;
+
+	if (fd < 0) {
+		util_err_set(err, "%s: cannot open: %s (start.file)", sc->start_file, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return fd;
+	if (!(spool = tmpfile())) {
+		util_err_set(err, "%s: cannot make a temporary file to read it into: %s",
+			     sc->start_file, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	while ((got = read(fd, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
+		if (got < 0)
+			continue;
+		total += (uint64_t)got;
+		if (total > START_STREAM_MAX)
+			break;
+		if (fwrite(buf, 1, (size_t)got, spool) != (size_t)got) {
+			wrote = 0;
+			break;
+		}
+	}
+	if (got != 0) {
+		if (total > START_STREAM_MAX)
+			util_err_set(err, "%s: more than 1 GiB from a file that is not a regular "
+				     "file (start.file)", sc->start_file);
+		else
+			util_err_set(err, "%s: cannot %s: %s", sc->start_file,
+				     wrote ? "read" : "copy it into a temporary file", strerror(errno));
+		close(fd);
+		fclose(spool);
+		return -1;
+	}
+	close(fd);
+	copy = fflush(spool) == 0 ? dup(fileno(spool)) : -1;
+	fclose(spool);
+	if (copy < 0 || lseek(copy, 0, SEEK_SET) != 0) {
+		util_err_set(err, "%s: cannot read back its temporary copy: %s", sc->start_file,
+			     strerror(errno));
+		if (copy >= 0)
+			close(copy);
+		return -1;
+	}
+	return copy;
+}
+
 int start_load(struct scenario *sc, struct util_err *err)
 {
 	const size_t n = (size_t)sc->count;
 	char head[64];
-	FILE *fp;
+	FILE *fp = NULL;
 	float *data = NULL;
 	double precision = 0.0;
-	int rc = -1, plain;
+	ssize_t got;
+	int rc = -1, plain, fd;
 
 	if (sc->start_file == NULL)
 		return 0;
-	fp = fopen(sc->start_file, "rb");
-	if (fp == NULL) {
-		util_err_set(err, "%s: cannot open: %s (start.file)", sc->start_file, strerror(errno));
+	if ((fd = open_once(sc, err)) < 0)
 		return -1;
-	}
 	/* A plain CSV says so in its first line; anything else is read as a
 	 * trajectory, which names what is wrong with it. */
-	plain = fgets(head, sizeof head, fp) != NULL && strncmp(head, "x,", 2) == 0;
+	got = pread(fd, head, sizeof head - 1, 0);
+	head[got > 0 ? got : 0] = '\0';
+	head[strcspn(head, "\n")] = '\0';
+	plain = strncmp(head, "x,", 2) == 0;
 	if (plain) {
-		head[strcspn(head, "\r\n")] = '\0';
+		head[strcspn(head, "\r")] = '\0';
 		if (strcmp(head, PLAIN_HEADER[sc->dims - 2]) != 0) {
 			util_err_set(err, "%s:1: expected the header %s (dimensions is %d)",
 				     sc->start_file, PLAIN_HEADER[sc->dims - 2], sc->dims);
@@ -278,8 +347,24 @@ int start_load(struct scenario *sc, struct util_err *err)
 			     sc->start_file);
 		goto out;
 	}
-	if (plain ? read_plain(fp, sc, data, err) : read_traj(sc, data, &precision, err))
-		goto out;
+	if (plain) {
+		char line[sizeof head];
+
+		if (!(fp = fdopen(fd, "rb"))) {
+			util_err_set(err, "%s: %s", sc->start_file, strerror(errno));
+			goto out;
+		}
+		fd = -1;
+		/* past the header, which was read above */
+		if (!fgets(line, sizeof line, fp) || read_plain(fp, sc, data, err) != 0)
+			goto out;
+	} else {
+		/* the reader owns the descriptor, whatever happens */
+		got = read_traj(sc, fd, data, &precision, err);
+		fd = -1;
+		if (got != 0)
+			goto out;
+	}
 	if (check_state(sc, data, precision, err) != 0)
 		goto out;
 	sc->start_data = data;
@@ -287,6 +372,9 @@ int start_load(struct scenario *sc, struct util_err *err)
 	rc = 0;
 out:
 	util_free(data);
-	fclose(fp);
+	if (fp)
+		fclose(fp);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }

@@ -232,6 +232,11 @@ struct traj_reader;
  * with agents is read through once at open time to learn the largest
  * frame (from a pipe, into an unnamed temporary file). */
 struct traj_reader *traj_reader_open(const char *path, struct util_err *err);
+/* The same from an open descriptor (a regular file at its start, or a
+ * stream), which the reader owns from then on (closed even on failure);
+ * name is what messages call it. Without a path, no random access
+ * (traj_reader_load_index, traj_reader_resync) is offered. */
+struct traj_reader *traj_reader_open_fd(int fd, const char *name, struct util_err *err);
 const struct traj_header *traj_reader_header(const struct traj_reader *r);
 
 /* Reads the next frame into fields (each count floats). Returns 1 for a

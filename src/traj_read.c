@@ -27,7 +27,8 @@ enum index_state { INDEX_UNKNOWN = 0, INDEX_LOADED, INDEX_NONE, INDEX_DAMAGED };
 struct traj_reader {
 	gzFile gz;          /* zlib reads gzip and passes anything else through */
 	const char *name;
-	char *path;         /* for random access; NULL for stdin */
+	char *path;         /* for random access; NULL for stdin or a descriptor */
+	int regular_fd;     /* opened from a descriptor of a regular file, at its start */
 	struct traj_header h;
 	int nf;             /* fields stored: 2 * dims, + 1 with a hue, + 2 (id,
 			     * group) with agents */
@@ -567,7 +568,8 @@ static int csv_step(const char *line, uint64_t *step)
 static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 {
 	struct stat st;
-	int rewind_ok = r->path != NULL && stat(r->path, &st) == 0 && S_ISREG(st.st_mode);
+	int rewind_ok = r->regular_fd ||
+			(r->path != NULL && stat(r->path, &st) == 0 && S_ISREG(st.st_mode));
 	FILE *spool = NULL;
 	uint64_t most = 0, run = 0, step, cur = 0, start_line = r->line_no;
 	int rc, fd;
@@ -1830,19 +1832,25 @@ int traj_read_frame_at(struct traj_reader *r, uint64_t k, uint64_t *step,
 
 /* ---- opening and the rest ----------------------------------------------- */
 
-struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
+/* Opens path (NULL: fd, which it owns either way, at the start of a
+ * regular file when regular is set, else a stream), named name. */
+static struct traj_reader *reader_open(const char *path, int fd, int regular, const char *name,
+				       struct util_err *err)
 {
 	struct traj_reader *r = calloc(1, sizeof *r);
 	unsigned char magic[TRAJ_MAGIC_LEN];
-	int is_stdin = strcmp(path, "-") == 0, fd, got;
+	int got, sfd = fd;
 
 	if (r == NULL) {
 		util_err_set(err, "out of memory");
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	r->fd = -1;
-	r->name = is_stdin ? "<stdin>" : path;
-	if (!is_stdin && !(r->path = strdup(path))) {
+	r->name = name;
+	r->regular_fd = !path && regular;
+	if (path && !(r->path = strdup(path))) {
 		util_err_set(err, "out of memory");
 		goto fail;
 	}
@@ -1851,14 +1859,12 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 		util_err_set(err, "cannot start SHA-256");
 		goto fail;
 	}
-	fd = is_stdin ? dup(STDIN_FILENO) : -1;
-	r->gz = is_stdin ? (fd < 0 ? NULL : gzdopen(fd, "rb")) : gzopen(path, "rb");
+	r->gz = path ? gzopen(path, "rb") : fd < 0 ? NULL : gzdopen(fd, "rb");
 	if (r->gz == NULL) {
 		util_err_set(err, "%s: cannot open: %s", r->name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		goto fail;
 	}
+	fd = -1; /* the stream's now */
 	gzbuffer(r->gz, 1 << 17);
 	got = gzread(r->gz, magic, sizeof magic);
 	if (got > 0)
@@ -1867,7 +1873,9 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 		struct stat st;
 
 		/* what a plain regular file holds bounds what a frame may claim */
-		if (r->path && gzdirect(r->gz) && stat(r->path, &st) == 0 && S_ISREG(st.st_mode))
+		if (gzdirect(r->gz) &&
+		    ((r->path && stat(r->path, &st) == 0) ||
+		     (r->regular_fd && fstat(sfd, &st) == 0)) && S_ISREG(st.st_mode))
 			r->size = (uint64_t)st.st_size;
 		if (open_bin(r, magic, err) != 0)
 			goto fail;
@@ -1884,8 +1892,31 @@ struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
 	}
 	return r;
 fail:
+	if (fd >= 0)
+		close(fd);
 	traj_reader_close(r);
 	return NULL;
+}
+
+struct traj_reader *traj_reader_open(const char *path, struct util_err *err)
+{
+	if (strcmp(path, "-") == 0) {
+		int fd = dup(STDIN_FILENO);
+
+		if (fd < 0) {
+			util_err_set(err, "<stdin>: cannot open: %s", strerror(errno));
+			return NULL;
+		}
+		return reader_open(NULL, fd, 0, "<stdin>", err);
+	}
+	return reader_open(path, -1, 0, path, err);
+}
+
+struct traj_reader *traj_reader_open_fd(int fd, const char *name, struct util_err *err)
+{
+	struct stat st;
+
+	return reader_open(NULL, fd, fstat(fd, &st) == 0 && S_ISREG(st.st_mode), name, err);
 }
 
 const struct traj_header *traj_reader_header(const struct traj_reader *r)
