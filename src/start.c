@@ -49,24 +49,22 @@ static int read_plain(FILE *fp, const struct scenario *sc, float *data, struct u
 			return -1;
 		}
 		for (f = 0; f < nf; f++) {
-			double v;
-			int ok;
+			float v;
+			int ok = traj_csv_value(p, &end, &v) == 0;
 
-			errno = 0;
-			v = strtod(p, &end);
-			ok = end != p && p[0] != ' ' && errno != ERANGE && isfinite(v);
 			if (f + 1 < nf)
 				ok = ok && *end == ',';
 			else
 				ok = ok && (*end == '\0' || strcmp(end, "\n") == 0 ||
 					    strcmp(end, "\r\n") == 0);
 			if (!ok) {
-				util_err_set(err, "%s:%ld:%ld: expected a finite number%s",
-					     sc->start_file, lno, (long)(p - line) + 1,
+				util_err_set(err, "%s:%ld:%ld: expected a number%s (the CSV grammar "
+					     "of boidsim-trajectory(5))", sc->start_file, lno,
+					     (long)(p - line) + 1,
 					     f + 1 < nf ? " and a comma" : " ending the line");
 				return -1;
 			}
-			data[(size_t)f * n + row] = (float)v;
+			data[(size_t)f * n + row] = v;
 			p = end + 1;
 		}
 		row++;

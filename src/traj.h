@@ -129,6 +129,14 @@ enum traj_status { TRAJ_COMPLETE = 0, TRAJ_INTERRUPTED = 1 };
  * a hue, as the CSV header has them: "x", "y", [ "z", ] "vx", ... "hue". */
 const char *traj_field_name(int dims, int field);
 
+/* A CSV value at p, in the grammar of boidsim-trajectory(5) (an optional
+ * sign, decimal digits with an optional point, an optional exponent; no
+ * blank, hexadecimal, nan or inf), read in binary64 and rounded to
+ * binary32; one that rounds to an infinity is refused. Returns 0 with *end
+ * just after it, or -1. For every reader of numbers in CSV (start.c's
+ * plain CSV too), so that all take the same ones. */
+int traj_csv_value(const char *p, char **end, float *v);
+
 /* "bin", "csv", "csv.gz" */
 int traj_format_parse(const char *name, enum traj_format *fmt);
 /* From a file name's extension: .bin, .csv, .csv.gz */

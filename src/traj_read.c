@@ -482,7 +482,7 @@ static int csv_uint(const char *p, char **end, uint64_t max, uint64_t *out)
  * exponent; read in binary64, then rounded to binary32, so that it is the
  * value the Python reader gets too. No blank, hex, nan, inf or value that
  * rounds to an infinity. */
-static int csv_value(const char *p, char **end, float *v)
+int traj_csv_value(const char *p, char **end, float *v)
 {
 	const char *q = p + (*p == '+' || *p == '-');
 	size_t digits = strspn(q, "0123456789"), frac = 0;
@@ -533,7 +533,7 @@ static int csv_parse(struct traj_reader *r, uint64_t *step, uint64_t *group, uin
 		if (*end != ',')
 			goto bad;
 		p = end + 1;
-		if (csv_value(p, &end, &v[f]) != 0)
+		if (traj_csv_value(p, &end, &v[f]) != 0)
 			goto bad;
 	}
 	if (*end != '\0')
