@@ -1396,8 +1396,13 @@ slerp_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH
 			return 0;
 	s1 = c1 = zero;
 	for (l = 0; l < RULES_BATCH; l++)
-		if (turn[l])
-			detmath_sincos(tf * detmath_atan2(sn[l], cs[l]), &s1[l], &c1[l]);
+		if (turn[l]) {
+			double sl, cl; /* a vector's element has no address in clang */
+
+			detmath_sincos(tf * detmath_atan2(sn[l], cs[l]), &sl, &cl);
+			s1[l] = sl;
+			c1[l] = cl;
+		}
 	n2 = zero;
 	for (d = 0; d < dims; d++) {
 		u[d] = vsel(turn, c1 * u[d] + s1 * (e[d] / sn), u[d]);
