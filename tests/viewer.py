@@ -1,5 +1,9 @@
 # viewer.py: boidsim-render's HTML viewer opened in a real headless Chromium, as TAP (run by viewer.test).
 """Usage: viewer.py CHROMIUM RENDER WORKDIR
+       viewer.py --screenshot CHROMIUM PAGE FRAGMENT WxH OUT.png
+
+The second takes a screenshot of a page (for docs/pictures, by
+scripts/render-pictures).
 
 Drives Chromium through the DevTools protocol over a pipe
 (--remote-debugging-pipe: no port, no network), with the pages opened
@@ -22,7 +26,7 @@ import zlib
 
 import numpy as np
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] != ["--screenshot"]:
     CHROMIUM, RENDER, WORK = sys.argv[1:4]
     BOIDSIM = os.environ["BOIDSIM"]
     SRC = os.environ["srcdir"]
@@ -666,5 +670,25 @@ def guarded():
         return 1
 
 
+def screenshot(chromium, page, fragment, size, out):
+    from PIL import Image
+    w, h = (int(v) for v in size.split("x"))
+    work = tempfile.mkdtemp(prefix="viewer-shot.")
+    b = Browser(chromium, work)
+    try:
+        b.open_tab(w, h)
+        b.goto(page, fragment)
+        Image.fromarray(b.screenshot().astype(np.uint8)).save(out, optimize=True)
+        probs = b.problems()
+    finally:
+        b.close()
+        shutil.rmtree(work, ignore_errors=True)
+    for p in probs:
+        sys.stderr.write("viewer.py: %s: %s\n" % (page, p))
+    return 1 if probs else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--screenshot"]:
+        sys.exit(screenshot(*sys.argv[2:7]))
     sys.exit(guarded())
