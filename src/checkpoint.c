@@ -150,7 +150,7 @@ int checkpoint_write(const char *path, const struct sim *s, const char *scenario
 	rc = outfile_commit(&o, err);
 out:
 	if (rc != 0)
-		outfile_abort(&o);
+		outfile_abort(&o, NULL);
 	for (d = 0; d < FLOCK_FIELDS_MAX + 3; d++)
 		util_free(buf[d]);
 	return rc;

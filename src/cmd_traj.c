@@ -551,7 +551,7 @@ int cmd_convert(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'F': frames = optarg; break;
 		case 'i': ids_arg = optarg; break;
-		case 'q': util_verbosity = UTIL_QUIET; break;
+		case 'q': cmd_ctx.verbosity = CTX_QUIET; break;
 		case 's': salvage = 1; break;
 		case 'h':
 			puts("Usage: boidsim convert IN -o OUT [--format bin|csv|csv.gz]\n"
@@ -687,13 +687,13 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(out, "-") != 0 && agents)
-		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, at most %" PRIu64 " agents a "
+		ctx_log(&cmd_ctx, CTX_NORMAL, "wrote %s (%" PRIu64 " frames, at most %" PRIu64 " agents a "
 			 "frame)", out, written, most);
 	else if (strcmp(out, "-") != 0)
-		util_msg(UTIL_NORMAL, "wrote %s (%" PRIu64 " frames, %zu boids)", out, written, nids);
+		ctx_log(&cmd_ctx, CTX_NORMAL, "wrote %s (%" PRIu64 " frames, %zu boids)", out, written, nids);
 	status = lost ? EXIT_INCOMPLETE : 0;
 out:
-	traj_writer_abort(w);
+	traj_writer_abort(w, NULL);
 	free_bufs(&in);
 	free_bufs(&asub);
 	free(ranges);

@@ -229,7 +229,8 @@ void flock_reindex(struct flock *f)
 		}
 }
 
-int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
+int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
+	       struct util_err *err)
 {
 	size_t n = (size_t)sc->count, cap = (size_t)sc->capacity, i, crowded = 0;
 	int d, dims = sc->dims;
@@ -238,6 +239,7 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 	memset(f, 0, sizeof *f);
 	f->dims = dims;
 	f->n = n;
+	f->parallel_min = parallel_min;
 	f->cap = cap > n ? cap : n;
 	f->next_id = (uint32_t)n;
 	/* RULES_LANES slots of padding (zeros, never written): the neighbour
@@ -268,7 +270,7 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 		goto fail;
 	bounds_init(&box, sc);
 
-	#pragma omp parallel for schedule(static) reduction(+:crowded) if (n >= util_parallel_min)
+	#pragma omp parallel for schedule(static) reduction(+:crowded) if (n >= f->parallel_min)
 	for (i = 0; i < n; i++)
 		crowded += draw_boid(f, sc, &box, i, (uint32_t)i, sc->start_min, sc->start_max, 1) != 0;
 	/* A start from a file (start.h): its state, checked when it was read;
@@ -277,7 +279,7 @@ int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err)
 		const float *sd = sc->start_data;
 
 		crowded = 0;
-		#pragma omp parallel for schedule(static) private(d) if (n >= util_parallel_min)
+		#pragma omp parallel for schedule(static) private(d) if (n >= f->parallel_min)
 		for (i = 0; i < n; i++) {
 			for (d = 0; d < 2 * dims; d++)
 				(d < dims ? f->pos[d] : f->vel[d - dims])[i] = sd[(size_t)d * n + i];
@@ -500,7 +502,7 @@ void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX]
 	size_t n = f->n, k;
 	int d, dims = f->dims;
 
-	#pragma omp parallel for schedule(static) private(d) if (n >= util_parallel_min)
+	#pragma omp parallel for schedule(static) private(d) if (n >= f->parallel_min)
 	for (k = 0; k < n; k++) {
 		uint32_t id = flock_rank(f, f->id[k]);
 
@@ -512,7 +514,7 @@ void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX]
 	if (f->has_hue) {
 		float *h = out[2 * dims];
 
-		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+		#pragma omp parallel for schedule(static) if (n >= f->parallel_min)
 		for (k = 0; k < n; k++)
 			h[flock_rank(f, f->id[k])] = flock_hue_turns(f->hue[0][k], f->hue[1][k]);
 	}
@@ -523,7 +525,7 @@ void flock_hue_to_id_order(const struct flock *f, float *const out[3])
 	size_t n = f->n, k;
 	int d, nh = f->hue_fields;
 
-	#pragma omp parallel for schedule(static) private(d) if (n >= util_parallel_min)
+	#pragma omp parallel for schedule(static) private(d) if (n >= f->parallel_min)
 	for (k = 0; k < n; k++)
 		for (d = 0; d < nh; d++)
 			out[d][flock_rank(f, f->id[k])] = f->hue[d][k];

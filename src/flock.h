@@ -15,6 +15,8 @@
 struct flock {
 	int dims;
 	size_t n;
+	/* From this many boids its loops run on several threads (ctx.h). */
+	size_t parallel_min;
 	/* Room for the most boids alive at once (the population schedule's
 	 * capacity; n otherwise). */
 	size_t cap;
@@ -57,7 +59,8 @@ struct flock {
  * Slots start in id order. Returns 0, -1 (out of memory), or -2 when the
  * start region's obstacles leave no room (the scenario's fault: callers
  * exit 2). */
-int flock_init(struct flock *f, const struct scenario *sc, struct util_err *err);
+int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
+	       struct util_err *err);
 void flock_free(struct flock *f);
 
 /* Applies population event ev (scenario.h) at a step: adds boids drawn as

@@ -12,7 +12,10 @@
 #include <omp.h>
 #endif
 
-int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err)
+static const struct grid_kernels *grid_kernels_for(enum ctx_simd want);
+
+int grid_init(struct grid *g, const struct scenario *sc, size_t n, const struct ctx *ctx,
+	      struct util_err *err)
 {
 	memset(g, 0, sizeof *g);
 	g->dims = sc->dims;
@@ -40,7 +43,7 @@ int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_e
 		g->threads = 1;
 	/* Sized for the most cells, but only the cells in use are written
 	 * (each step, before they are read), so only those are resident. */
-	grid_simd();
+	g->kern = grid_kernels_for(ctx ? ctx->simd : CTX_SIMD_BEST);
 	if (!(g->cell_start = util_alloc_raw(g->max_cells + 1, sizeof(uint32_t), err)) ||
 	    !(g->key = util_alloc(n, sizeof(uint32_t), err)) ||
 	    !(g->hist = util_alloc_raw(g->max_cells, sizeof(uint32_t) * (size_t)g->threads,
@@ -87,7 +90,7 @@ static void choose_extent(struct grid *g, const struct flock *f)
 			/* min and max are exact, so this reduction cannot depend
 			 * on the thread count. */
 			#pragma omp parallel for reduction(min:mn) reduction(max:mx) schedule(static) \
-				if (n >= util_parallel_min)
+				if (n >= f->parallel_min)
 			for (i = 0; i < n; i++) {
 				mn = p[i] < mn ? p[i] : mn;
 				mx = p[i] > mx ? p[i] : mx;
@@ -206,7 +209,7 @@ void grid_build(struct grid *g, struct flock *f)
 	choose_extent(g, f);
 	choose_cells(g);
 
-	#pragma omp parallel num_threads(g->threads) if (n >= util_parallel_min)
+	#pragma omp parallel num_threads(g->threads) if (n >= f->parallel_min)
 	{
 		int t = 0, nt = 1, d, pass;
 		size_t i, c, lo, hi;
@@ -436,11 +439,11 @@ static inline float pair_delta(const struct rules_params *rp, const struct flock
 	return d2;
 }
 
-/* The update of RULES_BATCH boids at a time, where grid_simd found one
- * that pays on this CPU. */
-static int (*update_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
-			   int nb, size_t k, const float *const pos[3], const float *const vel[3],
-			   float *const pos_out[3], float *const vel_out[3]);
+/* The update of RULES_BATCH boids at a time (rules_update_batch_*), at
+ * the SIMD levels where it pays. */
+typedef int batch_fn(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
+		     int nb, size_t k, const float *const pos[3], const float *const vel[3],
+		     float *const pos_out[3], float *const vel_out[3]);
 
 static inline void finish_hue(const struct flock *f, const struct rules_params *rp,
 			      const struct rules_acc *acc, size_t k)
@@ -477,11 +480,11 @@ static inline void finish_boid(const struct flock *f, const struct rules_params 
 }
 
 /* The boids of slots k .. k+nb-1 (nb <= RULES_BATCH), their
- * neighbourhoods in acc: together where grid_simd chose a batch update
- * and it applies, else one by one. */
+ * neighbourhoods in acc: together where the level has a batch update and
+ * it applies, else one by one. */
 static inline void finish_boids(const struct flock *f, const struct rules_params *rp,
-				const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-				uint64_t step)
+				batch_fn *update_batch, const struct rules_acc acc[RULES_BATCH],
+				int nb, size_t k, uint64_t step)
 {
 	int b;
 
@@ -798,50 +801,68 @@ GATHER_FN(gather_pair_avx2, GRID_AVX2_TARGET)
 #undef GATHER_MODEL
 #undef GATHER_AS
 
-/* The loops this CPU runs (grid_simd): one boid at a time, and two (none
- * on baseline x86-64, where pairs do not pay). */
-static gather_fn *gather_fast = gather_fast_base;
-static gather_fn *gather_pair;
+/* The loops of each level, in ctx_simd order (one table, with ctx.c's
+ * names): one boid at a time, two (none on baseline x86-64, where pairs do
+ * not pay), and the batch update. A level not compiled here (another
+ * processor family) is the baseline's loops. */
+struct grid_kernels {
+	enum ctx_simd level;
+	gather_fn *fast, *pair;
+	batch_fn *batch;
+};
 
-const char *grid_simd(void)
-{
-	static int chosen;
-	static const char *simd_name = "baseline";
-
-	if (!chosen) {
-		const char *env = getenv("BOIDSIM_SIMD");
-
-		chosen = 1;
-#ifdef GRID_AVX512
-		__builtin_cpu_init();
-		if (!(env && (strcmp(env, "baseline") == 0 || strcmp(env, "avx2") == 0)) &&
-		    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		    __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
-		    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
-		    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-		    __builtin_cpu_supports("fma"))
-		{
-			gather_fast = gather_fast_avx512;
-#ifdef GRID_PAIRS
-			gather_pair = gather_pair_avx512;
-#endif
-			update_batch = rules_update_batch_avx512;
-			simd_name = "avx512";
-		} else if (!(env && strcmp(env, "baseline") == 0) &&
-			   __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-			   __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma")) {
-			gather_fast = gather_fast_avx2;
-#ifdef GRID_PAIRS
-			gather_pair = gather_pair_avx2;
-#endif
-			update_batch = rules_update_batch_avx2;
-			simd_name = "avx2";
-		}
+#if defined GRID_AVX512 && defined GRID_PAIRS
+#define PAIR(fn) fn
 #else
-		(void)env;
+#define PAIR(fn) NULL
 #endif
-	}
-	return simd_name;
+static const struct grid_kernels KERNELS[CTX_SIMD_LEVELS] = {
+#ifdef GRID_AVX512
+	{CTX_SIMD_AVX512, gather_fast_avx512, PAIR(gather_pair_avx512), rules_update_batch_avx512},
+	{CTX_SIMD_AVX2, gather_fast_avx2, PAIR(gather_pair_avx2), rules_update_batch_avx2},
+#else
+	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL},
+	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL},
+#endif
+	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL},
+};
+#undef PAIR
+
+/* Whether this processor runs a level's loops: what each was compiled
+ * for (GRID_AVX512_TARGET, GRID_AVX2_TARGET). */
+static int cpu_runs(enum ctx_simd level)
+{
+#ifdef GRID_AVX512
+	__builtin_cpu_init();
+	if (level == CTX_SIMD_AVX512)
+		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+		       __builtin_cpu_supports("avx512vl") && cpu_runs(CTX_SIMD_AVX2);
+	if (level == CTX_SIMD_AVX2)
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+		       __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+#endif
+	return level == CTX_SIMD_BASELINE;
+}
+
+/* The asked level, or the next below it that the processor runs. */
+static const struct grid_kernels *grid_kernels_for(enum ctx_simd want)
+{
+	int l = want < 0 || want >= CTX_SIMD_LEVELS ? 0 : (int)want;
+
+	while (l < CTX_SIMD_BASELINE && !cpu_runs((enum ctx_simd)l))
+		l++;
+	return &KERNELS[l];
+}
+
+enum ctx_simd grid_simd(const struct grid *g)
+{
+	return g->kern->level;
+}
+
+enum ctx_simd grid_simd_best(void)
+{
+	return grid_kernels_for(CTX_SIMD_BEST)->level;
 }
 
 /* The general loop, with the minimum image taken pair by pair, over slot
@@ -913,11 +934,12 @@ uint64_t grid_step(const struct grid *g, const struct flock *f,
 {
 	const size_t chunk = chunk_cells(g);
 	const size_t nchunks = (g->ncells + chunk - 1) / chunk;
+	const struct grid_kernels *kern = g->kern;
 	uint64_t candidates = 0; /* an integer sum: exact in any order */
 	size_t ch;
 
 	#pragma omp parallel for schedule(dynamic, 1) reduction(+:candidates) \
-		if (f->n >= util_parallel_min)
+		if (f->n >= f->parallel_min)
 	for (ch = 0; ch < nchunks; ch++) {
 		const size_t c1 = ch * chunk + chunk < g->ncells ?
 				  ch * chunk + chunk : g->ncells;
@@ -947,15 +969,15 @@ uint64_t grid_step(const struct grid *g, const struct flock *f,
 			for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
 				if (nsp < 0) {
 					gather_ranges(f, rp, k, st, en, ns, &acc[nb]);
-				} else if (gather_pair && k + 1 < g->cell_start[c + 1]) {
-					gather_pair(f, rp, k, sp, nsp, &acc[nb]);
+				} else if (kern->pair && k + 1 < g->cell_start[c + 1]) {
+					kern->pair(f, rp, k, sp, nsp, &acc[nb]);
 					k++;
 					nb++;
 				} else {
-					gather_fast(f, rp, k, sp, nsp, &acc[nb]);
+					kern->fast(f, rp, k, sp, nsp, &acc[nb]);
 				}
 				if (++nb >= RULES_BATCH) {
-					finish_boids(f, rp, acc, RULES_BATCH, k0, step);
+					finish_boids(f, rp, kern->batch, acc, RULES_BATCH, k0, step);
 					k0 += RULES_BATCH;
 					nb -= RULES_BATCH;
 					if (nb > 0)
@@ -964,7 +986,7 @@ uint64_t grid_step(const struct grid *g, const struct flock *f,
 			}
 		}
 		if (nb > 0)
-			finish_boids(f, rp, acc, nb, k0, step);
+			finish_boids(f, rp, kern->batch, acc, nb, k0, step);
 	}
 	return candidates;
 }
@@ -976,7 +998,7 @@ void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t s
 	size_t k;
 
 	/* O(N^2): worth threads from a few hundred boids */
-	#pragma omp parallel for schedule(dynamic, 64) if (n >= util_parallel_min / 16)
+	#pragma omp parallel for schedule(dynamic, 64) if (n >= f->parallel_min / 16)
 	for (k = 0; k < n; k++) {
 		struct rules_acc acc;
 

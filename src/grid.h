@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ctx.h"
 #include "flock.h"
 #include "rules.h"
 #include "util.h"
@@ -31,6 +32,9 @@
 			  (2 * GRID_REACH_MAX + 1))
 #define GRID_CELL_SLACK 1.001
 
+/* The compiled loops of one SIMD level (grid.c's table). */
+struct grid_kernels;
+
 struct grid {
 	int dims;
 	int periodic;            /* wrap: cells tile the box as a torus */
@@ -49,13 +53,19 @@ struct grid {
 	uint32_t *hist;          /* threads x max_cells counts */
 	uint32_t *part;          /* threads + 1: each thread's share of the boids, for the scan */
 	int threads;
+	const struct grid_kernels *kern; /* the loops grid_init chose */
 };
 
-int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err);
+/* The loops run are those of ctx->simd, or of the next level below it
+ * that the processor can run (CTX_SIMD_BEST: the best it can); every
+ * level gives the same bits. ctx may be NULL (the best). */
+int grid_init(struct grid *g, const struct scenario *sc, size_t n, const struct ctx *ctx,
+	      struct util_err *err);
 
-/* Which compiled neighbour loop runs: "avx512" or "baseline" (chosen once,
- * from the CPU and BOIDSIM_SIMD; both give the same bits). */
-const char *grid_simd(void);
+/* The level of the loops g runs (ctx_simd_name), and the best this
+ * processor can run. */
+enum ctx_simd grid_simd(const struct grid *g);
+enum ctx_simd grid_simd_best(void);
 
 /* The largest interaction radius of a scenario, with the slack. */
 double grid_radius(const struct scenario *sc);

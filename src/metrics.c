@@ -99,7 +99,7 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 	memset(row, 0, sizeof *row);
 	centroid(f, b, row->centroid);
 	/* nearest neighbours in parallel, each slot its own entry */
-	#pragma omp parallel for schedule(dynamic, 256) if (n >= util_parallel_min)
+	#pragma omp parallel for schedule(dynamic, 256) if (n >= f->parallel_min)
 	for (k = 0; k < n; k++)
 		m->nn[k] = sqrt(grid_nearest2(g, f, rp, k));
 	for (k = 0; k < n; k++) {

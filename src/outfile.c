@@ -56,15 +56,17 @@ int outfile_is_temp(const char *tmp, const char *path)
 	return *p == '\0';
 }
 
-void outfile_drop_temp(const char *tmp, int keep, uint64_t size)
+int outfile_drop_temp(const char *tmp, int keep, uint64_t size, struct util_err *err)
 {
-	/* What was written after the checkpoint may end in a cut frame or
-	 * row; a failure to cut it loses nothing the checkpoint covers. */
+	/* What was written after the checkpoint may end in a cut frame or row. */
 	if (tmp && !keep)
 		unlink(tmp);
-	else if (tmp && truncate(tmp, (off_t)size) != 0)
-		util_msg(UTIL_VERBOSE, "%s: cannot cut to %llu bytes: %s", tmp,
-			 (unsigned long long)size, strerror(errno));
+	else if (tmp && truncate(tmp, (off_t)size) != 0) {
+		util_err_set(err, "%s: cannot cut to %llu bytes: %s", tmp,
+			     (unsigned long long)size, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 void outfile_sync_dir(const char *path)
@@ -204,7 +206,7 @@ int outfile_commit(struct outfile *o, struct util_err *err)
 	outfile_sync_dir(o->path);
 	rc = 0;
 out:
-	outfile_abort(o);
+	outfile_abort(o, NULL);
 	return rc;
 }
 
@@ -217,7 +219,7 @@ int outfile_commit_partial(struct outfile *o, struct util_err *err)
 	partial = malloc(strlen(o->path) + sizeof ".partial");
 	if (partial == NULL) {
 		util_err_set(err, "out of memory");
-		outfile_abort(o);
+		outfile_abort(o, NULL);
 		return -1;
 	}
 	sprintf(partial, "%s.partial", o->path);
@@ -226,14 +228,17 @@ int outfile_commit_partial(struct outfile *o, struct util_err *err)
 	return outfile_commit(o, err);
 }
 
-void outfile_abort(struct outfile *o)
+int outfile_abort(struct outfile *o, struct util_err *err)
 {
+	int rc;
+
 	if (o->fp && o->to_stdout != 1)
 		fclose(o->fp);
-	outfile_drop_temp(o->tmp, o->keep, o->keep_size);
+	rc = outfile_drop_temp(o->tmp, o->keep, o->keep_size, err);
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof *o);
+	return rc;
 }
 
 void outfile_keep(struct outfile *o, uint64_t size)

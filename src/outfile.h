@@ -32,8 +32,10 @@ int outfile_commit(struct outfile *o, struct util_err *err);
 /* The same under the name PATH.partial, for a run that was stopped: a
  * table that ends early must not look complete. */
 int outfile_commit_partial(struct outfile *o, struct util_err *err);
-/* Close and remove the temporary file. Safe on a closed or zeroed o. */
-void outfile_abort(struct outfile *o);
+/* Close and remove the temporary file. Safe on a closed or zeroed o.
+ * Returns 0, or -1 (err filled, when not NULL) when a kept temporary file
+ * could not be cut to what the checkpoint covers (outfile_drop_temp). */
+int outfile_abort(struct outfile *o, struct util_err *err);
 /* From now on a failed commit or outfile_abort leaves the temporary file,
  * cut to size bytes (a size outfile_sync reached), instead of removing it:
  * what a checkpoint covers, for --resume. */
@@ -50,8 +52,11 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err);
  * any other file. */
 int outfile_is_temp(const char *tmp, const char *path);
 /* A failed output's temporary file (NULL: none): removed, or with keep
- * cut to size bytes and left, for a run resumed from a checkpoint. */
-void outfile_drop_temp(const char *tmp, int keep, uint64_t size);
+ * cut to size bytes and left, for a run resumed from a checkpoint. A
+ * failure to cut loses nothing the checkpoint covers (a resumed run cuts
+ * the file itself), so it is only reported: -1, with err filled when not
+ * NULL. */
+int outfile_drop_temp(const char *tmp, int keep, uint64_t size, struct util_err *err);
 /* After a rename into PATH's directory: makes the rename itself durable.
  * A failure loses nothing already written, so it is not reported. */
 void outfile_sync_dir(const char *path);

@@ -128,11 +128,11 @@ void predators_step(struct predators *pr, const struct scenario *cur,
 	if (pr->slot_of) {
 		size_t k;
 
-		#pragma omp parallel for schedule(static) if (f->n >= util_parallel_min)
+		#pragma omp parallel for schedule(static) if (f->n >= f->parallel_min)
 		for (k = 0; k < f->n; k++)
 			pr->slot_of[flock_rank(f, f->id[k])] = (uint32_t)k;
 	}
-	#pragma omp parallel for schedule(static) private(i) if (f->n >= util_parallel_min)
+	#pragma omp parallel for schedule(static) private(i) if (f->n >= f->parallel_min)
 	for (b = 0; b < (long)blocks; b++) {
 		size_t lo = (size_t)b * PREDATORS_BLOCK;
 		size_t hi = lo + PREDATORS_BLOCK < f->n ? lo + PREDATORS_BLOCK : f->n;

@@ -134,7 +134,7 @@ double rules_inertia_factor(const struct rules_params *p, uint32_t id, uint64_t 
  * same binary64 operations for each boid, in vectors of RULES_BATCH, so
  * the same bits (boid ids and the step are not needed in this case).
  * Compiled for AVX-512 and for AVX2 (on x86-64), where it pays: call each
- * only where grid_simd() says the processor has it. Returns 0, having done
+ * only where grid_init chose a level the processor has. Returns 0, having done
  * nothing, when it does not apply (and always off x86-64). */
 int rules_update_batch_avx512(const struct rules_params *p,
 			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,

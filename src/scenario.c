@@ -136,7 +136,7 @@ const char *scenario_mode_name(enum bounds_mode m)
 /* ---- error context ------------------------------------------------------
  * An error at a JSON path is attributed to the --set override that wrote
  * that path, or else to the file. */
-struct ctx {
+struct load_ctx {
 	const char *file;
 	const struct scenario_override *ov;
 	int n_ov;
@@ -150,10 +150,10 @@ static int path_has_prefix(const char *path, const char *prefix, size_t plen)
 	return path[plen] == '\0' || path[plen] == '.' || path[plen] == '[';
 }
 
-static void fail(const struct ctx *c, const char *path, const char *fmt, ...)
+static void fail(const struct load_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void fail(const struct ctx *c, const char *path, const char *fmt, ...)
+static void fail(const struct load_ctx *c, const char *path, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
@@ -229,7 +229,7 @@ static const char *suggest(const char *name, const struct skey *keys)
 }
 
 /* ---- structure: unknown and duplicate keys ------------------------------ */
-static int check_object(const struct ctx *c, const cJSON *obj,
+static int check_object(const struct load_ctx *c, const cJSON *obj,
 			const struct skey *keys, const char *path)
 {
 	const cJSON *it, *prev;
@@ -302,7 +302,7 @@ static const cJSON *lookup(const cJSON *root, const char *path)
 }
 
 /* A finite number in [lo, hi] (lo excluded when lo_open). */
-static int check_real(const struct ctx *c, const cJSON *n, const char *path,
+static int check_real(const struct load_ctx *c, const cJSON *n, const char *path,
 		      double lo, int lo_open, double hi, double *out)
 {
 	double v;
@@ -334,7 +334,7 @@ static int check_real(const struct ctx *c, const cJSON *n, const char *path,
 	return 0;
 }
 
-static int read_real(const struct ctx *c, const cJSON *root, const char *path,
+static int read_real(const struct load_ctx *c, const cJSON *root, const char *path,
 		     double lo, int lo_open, double hi, double def, double *out)
 {
 	const cJSON *n = lookup(root, path);
@@ -349,7 +349,7 @@ static int read_real(const struct ctx *c, const cJSON *root, const char *path,
 /* A number x (the interval [x, x]) or an array [low, high] with low <=
  * high, each in [lo, hi]; *out_lo and *out_hi are left alone when the key
  * is missing. */
-static int read_interval(const struct ctx *c, const cJSON *root, const char *path, double lo,
+static int read_interval(const struct load_ctx *c, const cJSON *root, const char *path, double lo,
 			 double hi, double *out_lo, double *out_hi)
 {
 	const cJSON *n = lookup(root, path);
@@ -383,7 +383,7 @@ static int read_interval(const struct ctx *c, const cJSON *root, const char *pat
 }
 
 /* An integer in [lo, hi]; JSON numbers are doubles, so hi <= 2^53. */
-static int read_uint(const struct ctx *c, const cJSON *root, const char *path,
+static int read_uint(const struct load_ctx *c, const cJSON *root, const char *path,
 		     uint64_t lo, uint64_t hi, int required, uint64_t def,
 		     uint64_t *out)
 {
@@ -416,7 +416,7 @@ static int read_uint(const struct ctx *c, const cJSON *root, const char *path,
 	return 0;
 }
 
-static int read_vec(const struct ctx *c, const cJSON *root, const char *path,
+static int read_vec(const struct load_ctx *c, const cJSON *root, const char *path,
 		    int dims, int required, double *out)
 {
 	const cJSON *n = lookup(root, path), *e;
@@ -447,7 +447,7 @@ static int read_vec(const struct ctx *c, const cJSON *root, const char *path,
 
 /* The seed is 64-bit: a JSON number up to 2^53 (exact in a double), or a
  * string of decimal digits for the full range. */
-static int read_seed(const struct ctx *c, const cJSON *root, uint64_t *out)
+static int read_seed(const struct load_ctx *c, const cJSON *root, uint64_t *out)
 {
 	const cJSON *n = lookup(root, "seed");
 
@@ -483,7 +483,7 @@ bad:
 /* ---- overrides ---------------------------------------------------------- */
 static int valid_utf8(const unsigned char *s, size_t len, size_t *bad);
 
-static int apply_override(const struct ctx *c, cJSON *root, const char *text)
+static int apply_override(const struct load_ctx *c, cJSON *root, const char *text)
 {
 	const char *eq = strchr(text, '=');
 	char path[256], *seg, *save = NULL;
@@ -583,7 +583,7 @@ fail:
 }
 
 /* ---- validation --------------------------------------------------------- */
-static int parse_mode(const struct ctx *c, const cJSON *root, enum bounds_mode *m)
+static int parse_mode(const struct load_ctx *c, const cJSON *root, enum bounds_mode *m)
 {
 	const cJSON *n = lookup(root, "bounds.mode");
 	size_t i;
@@ -601,7 +601,7 @@ static int parse_mode(const struct ctx *c, const cJSON *root, enum bounds_mode *
 	return -1;
 }
 
-static int parse_model(const struct ctx *c, const cJSON *root, enum model_kind *m)
+static int parse_model(const struct load_ctx *c, const cJSON *root, enum model_kind *m)
 {
 	const cJSON *n = lookup(root, "model");
 	size_t i;
@@ -627,14 +627,14 @@ static int parse_model(const struct ctx *c, const cJSON *root, enum model_kind *
 	return -1;
 }
 
-static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc);
+static int validate(const struct load_ctx *c, const cJSON *root, struct scenario *sc);
 
 #define VM_REAL SCENARIO_VALUE_MAX
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
 /* A vector of dims finite numbers at node (path for messages). */
-static int vec_node(const struct ctx *c, const cJSON *n, const char *path, int dims,
+static int vec_node(const struct load_ctx *c, const cJSON *n, const char *path, int dims,
 		    double *out)
 {
 	const cJSON *e;
@@ -655,7 +655,7 @@ static int vec_node(const struct ctx *c, const cJSON *n, const char *path, int d
 }
 
 /* An integer in [lo, hi] at node. */
-static int uint_node(const struct ctx *c, const cJSON *n, const char *path, uint64_t lo,
+static int uint_node(const struct load_ctx *c, const cJSON *n, const char *path, uint64_t lo,
 		     uint64_t hi, uint64_t *out)
 {
 	double v;
@@ -674,7 +674,7 @@ static int uint_node(const struct ctx *c, const cJSON *n, const char *path, uint
 	return 0;
 }
 
-static int parse_attractors(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_attractors(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "attractors"), *a;
 	int i = 0;
@@ -761,7 +761,7 @@ static int parse_attractors(const struct ctx *c, const cJSON *root, struct scena
 }
 
 /* One obstacle (a polyline becomes several segments). */
-static int add_obstacle(const struct ctx *c, struct scenario *sc, const cJSON *o,
+static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJSON *o,
 			const char *path)
 {
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
@@ -866,7 +866,7 @@ static int add_obstacle(const struct ctx *c, struct scenario *sc, const cJSON *o
 	return 0;
 }
 
-static int parse_obstacles(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_obstacles(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "obstacles"), *o;
 	char path[64];
@@ -892,7 +892,7 @@ static const char *const CHASE_NAMES[] = {"nearest", "centre"};
 /* A region {min, max}: node (NULL: absent, returns 1), named path in
  * messages; min <= max (a point adds boids at one place). Under wrap and
  * reflect it must lie in the box, where boids live. */
-static int read_region(const struct ctx *c, const cJSON *node, const char *path,
+static int read_region(const struct load_ctx *c, const cJSON *node, const char *path,
 		       const struct scenario *sc, double *lo, double *hi)
 {
 	const cJSON *mn = cJSON_GetObjectItemCaseSensitive(node, "min");
@@ -934,7 +934,7 @@ static int read_region(const struct ctx *c, const cJSON *node, const char *path,
 
 /* A point that must lie in the box under wrap and reflect, where boids
  * live; pad: how far around it (a ball's radius). */
-static int check_inside(const struct ctx *c, const char *path, const struct scenario *sc,
+static int check_inside(const struct load_ctx *c, const char *path, const struct scenario *sc,
 			const double x[3], double pad)
 {
 	int d;
@@ -951,7 +951,7 @@ static int check_inside(const struct ctx *c, const char *path, const struct scen
 }
 
 /* return: center (the origin by default), radius, weight. */
-static int parse_return(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_return(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	int rc;
 
@@ -971,7 +971,7 @@ static const char *const START_SHAPES[] = {"box", "ball", "point"};
  * is taken from the scenario file's directory (the current one for
  * standard input) and resolved, so that the effective scenario names the
  * file from anywhere; its content is read by start_load (start.h). */
-static int parse_start_file(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_start_file(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	static const char *const ALONE[] = {"shape", "min", "max", "center", "radius",
 					    "heading", "spread", "speed", NULL};
@@ -1017,7 +1017,7 @@ static int parse_start_file(const struct ctx *c, const cJSON *root, struct scena
 
 /* start: shape, min/max (box), center/radius (ball, point), heading,
  * spread, speed (a number, or [lo, hi]). */
-static int parse_start(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_start(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *n = lookup(root, "start.shape"), *sp;
 	double h2 = 0.0;
@@ -1111,7 +1111,7 @@ static int parse_start(const struct ctx *c, const cJSON *root, struct scenario *
 
 /* predators: count, speed, chase, range, max_turn, region; and the boids'
  * radii.flee and weights.flee. Vicsek's particles know no predator. */
-static int parse_predators(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_predators(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *chase = lookup(root, "predators.chase");
 	uint64_t n;
@@ -1173,7 +1173,7 @@ const char *scenario_event_name(enum scenario_event_kind k)
  * even were every one in a region to find none; an enabling may ask for no
  * more than can have been disabled; the ids given must fit in 32 bits.
  * capacity bounds the boids alive at once, park_max those disabled. */
-static int parse_population(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_population(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "population"), *e;
 	uint64_t high = sc->count, parked = 0, prev = 0;
@@ -1321,7 +1321,7 @@ static int fix_defaults(cJSON *work, const struct scenario *sc)
 
 static int model_uses(enum model_kind m, const char *path);
 
-static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *list = lookup(root, "schedule"), *e;
 	cJSON *work;
@@ -1378,7 +1378,7 @@ static int parse_schedule(const struct ctx *c, const cJSON *root, struct scenari
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set"), *kv;
 		struct scenario_stage *stage = &sc->stages[i];
 		char path[64], file[UTIL_ERR_MAX / 2];
-		struct ctx sub = *c;
+		struct load_ctx sub = *c;
 
 		snprintf(path, sizeof path, "schedule[%d].step", i);
 		if (st == NULL || set == NULL) {
@@ -1469,7 +1469,7 @@ fail:
 }
 
 /* One note for each key given that the model ignores. */
-static int note_unused(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int note_unused(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const char *const *k;
 
@@ -1489,7 +1489,7 @@ static int note_unused(const struct ctx *c, const cJSON *root, struct scenario *
 	return 0;
 }
 
-static int validate(const struct ctx *c, const cJSON *root, struct scenario *sc)
+static int validate(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const double VM = SCENARIO_VALUE_MAX;
 	const cJSON *n;
@@ -1793,7 +1793,7 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 			 const struct scenario_override *ov, int n_ov,
 			 struct scenario *sc, struct util_err *err)
 {
-	struct ctx c = {name, ov, n_ov, err};
+	struct load_ctx c = {name, ov, n_ov, err};
 	const char *end = NULL;
 	cJSON *root = NULL;
 	size_t bad, i;

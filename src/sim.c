@@ -8,20 +8,24 @@
 #include "rng.h"
 
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
-	     struct util_err *err)
+	     const struct ctx *ctx, struct util_err *err)
 {
 	int rc;
 
 	memset(s, 0, sizeof *s);
+	if (ctx)
+		s->ctx = *ctx;
+	else
+		ctx_init(&s->ctx);
 	s->sc = sc;
 	s->cur = sc;
 	s->search = search;
 	rules_params_init(&s->rp, sc);
-	rc = flock_init(&s->flock, sc, err);
+	rc = flock_init(&s->flock, sc, s->ctx.parallel_min, err);
 	if (rc != 0)
 		return rc;
 	if (predators_init(&s->pred, sc, s->flock.cap, err) != 0 ||
-	    (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.cap, err) != 0)) {
+	    (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.cap, &s->ctx, err) != 0)) {
 		predators_free(&s->pred);
 		flock_free(&s->flock);
 		return -1;
@@ -121,7 +125,7 @@ void sim_apply_events(struct sim *s)
 
 		static const char *const did[] = {"added", "removed", "disabled", "enabled"};
 
-		util_msg(UTIL_VERBOSE, "step %llu: %s %zu boids (now %zu)",
+		ctx_log(&s->ctx, CTX_VERBOSE, "step %llu: %s %zu boids (now %zu)",
 			 (unsigned long long)s->step, did[ev->kind], done, s->flock.n);
 	}
 }

@@ -3,6 +3,7 @@
 #define BOIDSIM_SIM_H
 
 #include <stdint.h>
+#include "ctx.h"
 #include "flock.h"
 #include "grid.h"
 #include "metrics.h"
@@ -23,6 +24,7 @@ struct sim_stats {
 
 /* Not copyable: rp.ip points into rp. */
 struct sim {
+	struct ctx ctx;             /* the caller's (a copy) */
 	const struct scenario *sc;
 	struct flock flock;
 	struct predators pred;
@@ -37,9 +39,10 @@ struct sim {
 	struct sim_stats stats;
 };
 
-/* Returns 0, -1, or -2 when the scenario cannot start (flock_init). */
+/* Returns 0, -1, or -2 when the scenario cannot start (flock_init). ctx
+ * may be NULL (ctx_init's defaults); it is copied. */
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
-	     struct util_err *err);
+	     const struct ctx *ctx, struct util_err *err);
 void sim_free(struct sim *s);
 
 /* Advances every boid and predator by one synchronous step; then, at a

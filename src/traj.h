@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include "ctx.h"
 #include "util.h"
 
 /* Binary format, version 2 (version 1 is still read); every integer
@@ -201,6 +202,11 @@ void traj_writer_set_ids(struct traj_writer *w, const uint32_t *ids);
  * frames back from it). traj_writer_synced is the file's size at the last
  * sync (0 for a stream). */
 const char *traj_writer_temp_path(const struct traj_writer *w);
+
+/* From how many agents a frame is quantised and compressed on several
+ * threads (ctx.h; CTX_PARALLEL_MIN_DEFAULT until set). The bytes do not
+ * depend on it. */
+void traj_writer_set_parallel_min(struct traj_writer *w, size_t n);
 int traj_writer_sync(struct traj_writer *w, struct util_err *err);
 uint64_t traj_writer_synced(const struct traj_writer *w);
 
@@ -209,8 +215,9 @@ uint64_t traj_writer_synced(const struct traj_writer *w);
  * the same mark, or the frames it read were not the stopped run's. */
 void traj_writer_mark(const struct traj_writer *w, uint64_t *bytes, uint32_t *crc);
 
-/* Removes the temporary file and frees w. */
-void traj_writer_abort(struct traj_writer *w);
+/* Removes the temporary file (or cuts a kept one, as outfile_abort) and
+ * frees w; w may be NULL. Returns 0 or -1 as outfile_abort. */
+int traj_writer_abort(struct traj_writer *w, struct util_err *err);
 /* From now on a failure (of traj_writer_close too) or traj_writer_abort
  * leaves the temporary file, cut to size bytes (a size traj_writer_synced
  * gave), instead of removing it: what a checkpoint covers, for --resume. */
@@ -341,6 +348,10 @@ uint64_t traj_reader_last_step(const struct traj_reader *r);
 void traj_reader_digest(const struct traj_reader *r, char hex[TRAJ_DIGEST_HEX]);
 
 void traj_reader_close(struct traj_reader *r);
+
+/* From how many agents a frame is decoded on several threads (ctx.h;
+ * CTX_PARALLEL_MIN_DEFAULT until set). */
+void traj_reader_set_parallel_min(struct traj_reader *r, size_t n);
 
 /* Little-endian encoding helpers shared by writer and reader. */
 static inline void traj_put_u32(unsigned char *b, uint32_t v)

@@ -25,6 +25,7 @@
 enum index_state { INDEX_UNKNOWN = 0, INDEX_LOADED, INDEX_NONE, INDEX_DAMAGED };
 
 struct traj_reader {
+	size_t parallel_min; /* traj_reader_set_parallel_min */
 	gzFile gz;          /* zlib reads gzip and passes anything else through */
 	const char *name;
 	char *path;         /* for random access; NULL for stdin or a descriptor */
@@ -191,6 +192,7 @@ static char *read_string(struct traj_reader *r, uint32_t len, uLong *crc)
 		free(s);
 		return NULL;
 	}
+	r->parallel_min = CTX_PARALLEL_MIN_DEFAULT;
 	s[len] = '\0';
 	*crc = crc32(*crc, (const Bytef *)s, len);
 	return s;
@@ -1080,7 +1082,7 @@ static int unchunk(struct traj_reader *r, uint64_t raw, uint64_t z, uint64_t nf,
 	}
 	if (off != z)
 		goto damaged;
-	#pragma omp parallel for schedule(dynamic, 1) if (n > 1 && r->h.count >= util_parallel_min)
+	#pragma omp parallel for schedule(dynamic, 1) if (n > 1 && r->h.count >= r->parallel_min)
 	for (kk = 0; kk < (long)n; kk++) {
 		size_t lo = (size_t)kk * csize, len = (size_t)raw - lo < csize ? (size_t)raw - lo : csize;
 
@@ -1114,7 +1116,7 @@ static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned 
 		const unsigned char *bs = base ? base + (size_t)f * 4 * n : NULL;
 		size_t i;
 
-		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+		#pragma omp parallel for schedule(static) if (n >= r->parallel_min)
 		for (i = 0; i < n; i++) {
 			uint32_t u = (uint32_t)p[i] | (uint32_t)p[n + i] << 8 |
 				     (uint32_t)p[2 * n + i] << 16 | (uint32_t)p[3 * n + i] << 24;
@@ -1179,7 +1181,7 @@ static int unquantise(struct traj_reader *r, uint32_t codec, uint64_t raw, unsig
 			plane += (size_t)k * n;
 			continue;
 		}
-		#pragma omp parallel for schedule(static) if (n >= util_parallel_min)
+		#pragma omp parallel for schedule(static) if (n >= r->parallel_min)
 		for (i = 0; i < n; i++) {
 			uint64_t zz = 0, v;
 			int b;
@@ -1959,6 +1961,11 @@ uint64_t traj_reader_first_step(const struct traj_reader *r)
 uint64_t traj_reader_last_step(const struct traj_reader *r)
 {
 	return r->last_step;
+}
+
+void traj_reader_set_parallel_min(struct traj_reader *r, size_t n)
+{
+	r->parallel_min = n;
 }
 
 void traj_reader_close(struct traj_reader *r)

@@ -26,6 +26,7 @@ struct plane {
 
 struct traj_writer {
 	enum traj_format fmt;
+	size_t parallel_min; /* traj_writer_set_parallel_min */
 	int dims, nf;      /* nf = 2 * dims float fields, + 1 with a hue */
 	int nfs;           /* fields stored: nf, + 2 (id, group) with agents */
 	uint32_t flags;
@@ -209,8 +210,10 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	struct stat st;
 	int fd = -1;
 
-	if (w != NULL)
+	if (w != NULL) {
 		w->gz_fd = -1;
+		w->parallel_min = CTX_PARALLEL_MIN_DEFAULT;
+	}
 	if (w == NULL || !(w->path = strdup(path))) {
 		util_err_set(err, "out of memory");
 		free(w);
@@ -314,7 +317,7 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	}
 	return w;
 fail:
-	traj_writer_abort(w);
+	traj_writer_abort(w, NULL);
 	return NULL;
 }
 
@@ -405,7 +408,7 @@ static int quantise_frame(struct traj_writer *w, int key, struct util_err *err)
 			continue;
 		}
 		#pragma omp parallel for schedule(static) reduction(max: zmax) reduction(+: e) \
-			if (n >= util_parallel_min)
+			if (n >= w->parallel_min)
 		for (i = 0; i < n; i++) {
 			int64_t qi;
 			int bad = quantise_one(x[i], w->precision, &qi) != 0;
@@ -724,7 +727,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		long kk, nk = (long)nchunks;
 
 		#pragma omp parallel for schedule(dynamic, 1) \
-			if (nk > 1 && n >= util_parallel_min)
+			if (nk > 1 && n >= w->parallel_min)
 		for (kk = 0; kk < nk; kk++) {
 			size_t lo = (size_t)kk * w->chunk;
 			size_t hi = lo + w->chunk < w->tlen ? lo + w->chunk : w->tlen;
@@ -943,6 +946,11 @@ const char *traj_writer_temp_path(const struct traj_writer *w)
 	return w->tmp;
 }
 
+void traj_writer_set_parallel_min(struct traj_writer *w, size_t n)
+{
+	w->parallel_min = n;
+}
+
 int traj_writer_sync(struct traj_writer *w, struct util_err *err)
 {
 	struct stat st;
@@ -1087,23 +1095,26 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 	rc = 0;
 out:
 	if (rc != 0) {
-		traj_writer_abort(w);
+		traj_writer_abort(w, NULL);
 		return rc;
 	}
 	writer_free(w);
 	return rc;
 }
 
-void traj_writer_abort(struct traj_writer *w)
+int traj_writer_abort(struct traj_writer *w, struct util_err *err)
 {
+	int rc;
+
 	if (w == NULL)
-		return;
+		return 0;
 	if (w->gz)
 		gzclose(w->gz);
 	if (w->fp)
 		fclose(w->fp);
-	outfile_drop_temp(w->tmp, w->keep, w->keep_size);
+	rc = outfile_drop_temp(w->tmp, w->keep, w->keep_size, err);
 	writer_free(w);
+	return rc;
 }
 
 void traj_writer_keep(struct traj_writer *w, uint64_t size)

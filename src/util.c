@@ -1,4 +1,4 @@
-/* util.c: allocation with overflow checks, error buffers and diagnostics. */
+/* util.c: allocation with overflow checks, error buffers, clocks. */
 #include "config.h"
 #include "util.h"
 
@@ -9,9 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-int util_verbosity = UTIL_NORMAL;
-size_t util_parallel_min = UTIL_PARALLEL_MIN_DEFAULT;
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 {
@@ -123,17 +120,4 @@ uint64_t util_phys_mem(void)
 	if (pages <= 0 || page <= 0)
 		return 0;
 	return (uint64_t)pages * (uint64_t)page;
-}
-
-void util_msg(int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (level > util_verbosity)
-		return;
-	fputs("boidsim: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }

@@ -9,13 +9,6 @@
  * same alignment on every run and no peeling depends on addresses. */
 #define UTIL_ALIGN 64
 
-/* Below this many boids a parallel loop costs more in waking and joining
- * threads than it saves (and on a busy machine far more), so it runs on the
- * calling thread. Results do not depend on it; the tests set it to 0 to run
- * small flocks on several threads. */
-#define UTIL_PARALLEL_MIN_DEFAULT 4096
-extern size_t util_parallel_min;
-
 /* Error buffers are passed down by callers; functions that fail fill one
  * line (no newline) and return -1. */
 #define UTIL_ERR_MAX 512
@@ -50,10 +43,5 @@ double util_seconds(void);
 
 /* Physical memory in bytes, or 0 when unknown. */
 uint64_t util_phys_mem(void);
-
-/* Diagnostics to stderr, filtered by one verbosity switch. */
-enum util_verbosity { UTIL_QUIET = 0, UTIL_NORMAL = 1, UTIL_VERBOSE = 2 };
-extern int util_verbosity;
-void util_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

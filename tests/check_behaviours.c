@@ -36,7 +36,7 @@ START_TEST(test_speed_variation)
 
 	load_ok("{\"count\": 400, \"steps\": 30, \"speed\": {\"min\": 0, \"max\": 2,"
 		" \"variation\": 0.5}, \"max_force\": 1, " BOX "}", &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (t = 0; t < 30; t++)
 		sim_step(&s);
 	for (k = 0; k < s.flock.n; k++) {
@@ -116,8 +116,8 @@ START_TEST(test_wandering_target)
 
 	load_ok("{\"count\": 5, \"steps\": 2000, \"target\": {\"wander\": {\"min\": [10, 10],"
 		" \"max\": [30, 20], \"interval\": 50}}, " BOX "}", &sc);
-	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &err), 0);
+	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &test_ctx, &err), 0);
+	ck_assert_int_eq(sim_init(&b, &sc, SIM_BRUTE, &test_ctx, &err), 0);
 	ck_assert_double_eq(a.rp.target[0], 20.0); /* no position: the centre */
 	memcpy(prev, a.rp.target, sizeof prev);
 	for (t = 0; t < 2000; t++) {
@@ -153,7 +153,7 @@ START_TEST(test_repeller_and_attractor)
 		" \"weights\": {\"cohesion\": 0, \"alignment\": 0},"
 		" \"attractors\": [{\"position\": [20, 20], \"strength\": -3, \"range\": 8}], "
 		BOX "}", &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (t = 0; t < 120; t++)
 		sim_step(&s);
 	for (k = 0; k < s.flock.n; k++)
@@ -166,7 +166,7 @@ START_TEST(test_repeller_and_attractor)
 		" \"weights\": {\"cohesion\": 0, \"alignment\": 0},"
 		" \"attractors\": [{\"position\": [20, 20], \"strength\": 3, \"range\": 30}], "
 		BOX "}", &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (k = 0; k < s.flock.n; k++)
 		before += hypot(s.flock.pos[0][k] - 20.0, s.flock.pos[1][k] - 20.0);
 	for (t = 0; t < 60; t++)
@@ -219,8 +219,8 @@ START_TEST(test_schedule_takes_effect_at_its_step)
 		" \"set\": {\"weights.cohesion\": 3, \"max_force\": 0.5}}], " BOX "}", &b);
 	ck_assert_int_eq(b.n_stages, 1);
 	ck_assert_double_eq(b.stages[0].sc.w_coh, 3.0);
-	ck_assert_int_eq(sim_init(&sa, &a, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&sb, &b, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&sa, &a, SIM_GRID, &test_ctx, &err), 0);
+	ck_assert_int_eq(sim_init(&sb, &b, SIM_GRID, &test_ctx, &err), 0);
 	for (d = 0; d < 4; d++) {
 		fa[d] = malloc(n * sizeof(float));
 		fb[d] = malloc(n * sizeof(float));
@@ -277,7 +277,7 @@ START_TEST(test_obstacles_never_entered)
 		 dims == 2 ? "[0, 0]" : "[0, 0, 0]", dims == 2 ? "[40, 40]" : "[40, 40, 40]");
 	load_ok(text, &sc);
 	ck_assert_int_eq(sc.n_obstacles, dims == 2 ? 4 : 2);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (t = 0; t < 60; t++) {
 		sim_step(&s);
 		for (k = 0; k < s.flock.n; k++)
@@ -432,7 +432,7 @@ START_TEST(test_hue_converges)
 	int t;
 
 	load_ok(CASES[_i], &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	v0 = hue_variance(&s.flock);
 	ck_assert_msg(v0 > 0.8, "case %d: initial hues not spread (variance %g)", _i, v0);
 	ck_assert_msg(hue_groups(&s) == 1, "case %d: the flock is not connected", _i);
@@ -461,7 +461,7 @@ START_TEST(test_hue_lone_boid)
 	load_ok(_i == 0 ? "{\"count\": 1, \"steps\": 100, \"hue\": {\"weight\": 1}, " BOX "}" :
 		"{\"count\": 3, \"steps\": 100, \"seed\": 7, \"speed\": {\"max\": 1e-6},"
 		" \"hue\": {\"weight\": 1, \"radius\": 0.01}, " BOX "}", &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, _i == 0 ? SIM_GRID : SIM_BRUTE, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, _i == 0 ? SIM_GRID : SIM_BRUTE, &test_ctx, &err), 0);
 	for (k = 0; k < s.flock.n; k++) {
 		c[s.flock.id[k]] = s.flock.hue[0][k];
 		sn[s.flock.id[k]] = s.flock.hue[1][k];
@@ -580,8 +580,8 @@ START_TEST(test_hue_keeps_motion)
 	load_ok(text, &a);
 	snprintf(text, sizeof text, FLOCK, ", \"hue\": {\"weight\": 0.3}");
 	load_ok(text, &b);
-	ck_assert_int_eq(sim_init(&sa, &a, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&sb, &b, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&sa, &a, SIM_GRID, &test_ctx, &err), 0);
+	ck_assert_int_eq(sim_init(&sb, &b, SIM_GRID, &test_ctx, &err), 0);
 	for (t = 0; t < 40; t++) {
 		sim_step(&sa);
 		sim_step(&sb);
@@ -600,7 +600,7 @@ START_TEST(test_hue_keeps_motion)
 	 * the one in front does not see the one behind, which sees it. */
 	load_ok("{\"count\": 2, \"steps\": 1, \"view_angle\": 90, \"speed\": {\"min\": 1,"
 		" \"max\": 1}, \"hue\": {\"weight\": 1}, " BOX "}", &a);
-	ck_assert_int_eq(sim_init(&sa, &a, SIM_BRUTE, &err), 0);
+	ck_assert_int_eq(sim_init(&sa, &a, SIM_BRUTE, &test_ctx, &err), 0);
 	for (k = 0; k < 2; k++) {
 		sa.flock.pos[0][k] = sa.flock.id[k] == 0 ? 20.0f : 19.0f;
 		sa.flock.pos[1][k] = 20.0f;
@@ -650,7 +650,7 @@ START_TEST(test_boids_flee_predator)
 			 MODEL[m], dims, m == 2 && !on ? "0.01" : "6", m != 2 && !on ? "0" : "2",
 			 dims == 3 ? ", 0" : "", dims == 3 ? ", 60" : "");
 		load_ok(text, &sc);
-		ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+		ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 		ck_assert_int_eq(s.pred.n, 1);
 		for (d = 0; d < dims; d++) {
 			s.flock.pos[d][0] = 30.0f;
@@ -708,7 +708,7 @@ START_TEST(test_predator_chase)
 		 "{\"count\": 3, \"steps\": 1, \"speed\": {\"min\": 0, \"max\": 1},"
 		 " \"predators\": {\"speed\": 0.25, \"chase\": \"%s\"}, " BOX "}", CHASE[_i]);
 	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_BRUTE, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_BRUTE, &test_ctx, &err), 0);
 	/* boids at (30, 20), (20, 32) and (10, 10); the predator at (20, 20) */
 	for (k = 0; k < 3; k++) {
 		const float X[3] = {30, 20, 10}, Y[3] = {20, 32, 10};
@@ -741,7 +741,7 @@ START_TEST(test_predator_chase)
 		 " \"predators\": {\"speed\": 0.01, \"chase\": \"%s\", \"max_turn\": 30}, " BOX "}",
 		 CHASE[_i]);
 	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_BRUTE, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_BRUTE, &test_ctx, &err), 0);
 	s.flock.pos[0][0] = 30.0f;
 	s.flock.pos[1][0] = 20.0f;
 	s.flock.vel[0][0] = s.flock.vel[1][0] = 0.0f;
@@ -783,7 +783,7 @@ START_TEST(test_population_schedule)
 		BOX "}", &sc);
 	ck_assert_uint_eq(sc.capacity, 30);
 	ck_assert_uint_eq(sc.ids_total, 32);
-	ck_assert_int_eq(sim_init(&s, &sc, _i ? SIM_BRUTE : SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, _i ? SIM_BRUTE : SIM_GRID, &test_ctx, &err), 0);
 	for (t = 1; t <= 10; t++) {
 		size_t want = t < 3 ? 20 : t < 5 ? 30 : 28;
 

@@ -81,8 +81,8 @@ static size_t check_sets(const char *text, void (*shape)(struct flock *))
 
 	load_ok(text, &sc);
 	rules_params_init(&rp, &sc);
-	ck_assert_int_eq(flock_init(&f, &sc, &err), 0);
-	ck_assert_int_eq(grid_init(&g, &sc, f.n, &err), 0);
+	ck_assert_int_eq(flock_init(&f, &sc, test_ctx.parallel_min, &err), 0);
+	ck_assert_int_eq(grid_init(&g, &sc, f.n, &test_ctx, &err), 0);
 	if (shape)
 		shape(&f);
 	grid_build(&g, &f);
@@ -248,8 +248,8 @@ static void versus_init(struct versus *v, const char *text, int nf)
 
 	memset(v, 0, sizeof *v);
 	load_ok(text, &v->sc);
-	ck_assert_int_eq(sim_init(&v->a, &v->sc, SIM_GRID, &err), 0);
-	ck_assert_int_eq(sim_init(&v->b, &v->sc, SIM_BRUTE, &err), 0);
+	ck_assert_int_eq(sim_init(&v->a, &v->sc, SIM_GRID, &test_ctx, &err), 0);
+	ck_assert_int_eq(sim_init(&v->b, &v->sc, SIM_BRUTE, &test_ctx, &err), 0);
 	cap = (size_t)sim_frame_capacity(&v->sc);
 	v->nf = nf;
 	for (d = 0; d < nf; d++) {

@@ -4,6 +4,8 @@
 #include "check_suites.h"
 #include "util.h"
 
+struct ctx test_ctx;
+
 const char *test_srcfile(const char *rel)
 {
 	static char buf[4096];
@@ -19,7 +21,8 @@ int main(void)
 	int failed;
 
 	/* Small test flocks must still run every loop on several threads. */
-	util_parallel_min = 0;
+	ctx_init(&test_ctx);
+	test_ctx.parallel_min = 0;
 	sr = srunner_create(scenario_suite());
 	srunner_add_suite(sr, rules_suite());
 	srunner_add_suite(sr, grid_suite());

@@ -30,7 +30,7 @@ static double run_file(const char *file, const char *const *over, double *millin
 	}
 	ck_assert_msg(scenario_load_file(test_srcfile(file), ov, n, &sc, &err) == 0,
 		      "%s", err.msg);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	ck_assert_int_eq(metrics_init(&m, s.flock.n, &err), 0);
 	for (t = 0; t < sc.steps; t++)
 		sim_step(&s);
@@ -174,7 +174,7 @@ START_TEST(test_turn_limit)
 	double worst = 0, limit;
 
 	load_ok(CASES[_i], &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	n = s.flock.n;
 	dims = sc.dims;
 	for (d = 0; d < 2 * dims; d++) {
@@ -297,7 +297,7 @@ START_TEST(test_metrics_known)
 	 * 2 r sin(pi/64); one group (the largest radius is 3). */
 	load_ok("{\"count\": 64, \"steps\": 1, \"bounds\": {\"min\": [0, 0], \"max\": [100, 100]}}",
 		&sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	ck_assert_int_eq(metrics_init(&m, n, &err), 0);
 	for (k = 0; k < n; k++) {
 		double a = 2 * DETMATH_PI * (double)k / n;

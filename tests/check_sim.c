@@ -48,7 +48,7 @@ static float *run_with_threads(const struct scenario *sc, int threads, enum sim_
 #else
 	(void)threads;
 #endif
-	ck_assert_int_eq(sim_init(&s, sc, search, &err), 0);
+	ck_assert_int_eq(sim_init(&s, sc, search, &test_ctx, &err), 0);
 	for (k = 0; k < sc->steps; k++)
 		sim_step(&s);
 	ck_assert_msg(sim_check(&s, &err) == 0, "%s", err.msg);
@@ -105,7 +105,7 @@ START_TEST(test_invariants_every_step)
 
 	mode_scenario(text, sizeof text, dims, MODES[_i % 4], 1000);
 	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (k = 0; k < sc.steps; k++) {
 		ck_assert_msg(sim_check(&s, &err) == 0, "%s", err.msg);
 		sim_step(&s);
@@ -126,7 +126,7 @@ START_TEST(test_invariant_check_catches)
 
 	mode_scenario(text, sizeof text, 2, "wrap", 10);
 	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	ck_assert_int_eq(sim_check(&s, &err), 0);
 	s.flock.vel[0][3] = NAN;
 	ck_assert_int_ne(sim_check(&s, &err), 0);
@@ -171,7 +171,7 @@ START_TEST(test_numerical_safety)
 	uint64_t t;
 
 	load_ok(CASES[_i], &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	/* cases 0 and 1: everyone in one point, standing still */
 	for (k = 0; _i < 2 && k < s.flock.n; k++)
 		for (d = 0; d < sc.dims; d++) {
@@ -201,7 +201,7 @@ START_TEST(test_flocking_emerges)
 #endif
 	ck_assert_int_eq(scenario_load_file(test_srcfile("scenarios/flock2d.json"), NULL, 0,
 					    &sc, &err), 0);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	p0 = metrics_polarization(&s.flock);
 	for (t = 0; t < sc.steps; t++)
 		sim_step(&s);
@@ -222,7 +222,7 @@ START_TEST(test_polarization_values)
 	size_t k;
 
 	load_ok("{\"count\": 4, \"steps\": 1, \"bounds\": {\"min\": [0, 0], \"max\": [9, 9]}}", &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (k = 0; k < 4; k++) {
 		s.flock.vel[0][k] = 0.5f * (float)(k + 1);
 		s.flock.vel[1][k] = 0.0f;
@@ -262,7 +262,7 @@ START_TEST(test_checkpoint_population)
 
 	load_ok(TEXT, &sc);
 	json = scenario_to_json(&sc);
-	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&a, &sc, SIM_GRID, &test_ctx, &err), 0);
 	for (t = 0; t < 5; t++)
 		sim_step(&a);
 	ck_assert_uint_eq(a.flock.n, 15);
@@ -270,7 +270,7 @@ START_TEST(test_checkpoint_population)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	ck_assert_msg(checkpoint_write(path, &a, json, "test", &files, &err) == 0, "%s", err.msg);
-	ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &test_ctx, &err), 0);
 	ck_assert_msg(checkpoint_read(path, &b, json, "test", &got, &err) == 0, "%s", err.msg);
 	checkpoint_files_free(&got);
 	ck_assert_uint_eq(b.step, 5);
@@ -311,7 +311,7 @@ START_TEST(test_checkpoint_population)
 		ck_assert_uint_eq(fwrite(m, 1, size, fp), size);
 		fclose(fp);
 		free(m);
-		ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &err), 0);
+		ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &test_ctx, &err), 0);
 		ck_assert_msg(checkpoint_read(path, &b, json, "test", &got, &err) != 0,
 			      "case %d accepted", bad);
 		ck_assert_msg(strstr(err.msg, "damaged") != NULL, "case %d: %s", bad, err.msg);

@@ -4,7 +4,12 @@
 
 #include <check.h>
 #include <string.h>
+#include "ctx.h"
 #include "scenario.h"
+
+/* The library's context for every test (check_main.c): loops go parallel
+ * from one boid, so that small test flocks run on several threads. */
+extern struct ctx test_ctx;
 
 Suite *scenario_suite(void);
 Suite *rules_suite(void);

@@ -17,6 +17,30 @@
 
 static char dir[256];
 
+/* Small test frames must still take the threaded paths of the writer and
+ * the reader: every one is opened through these. */
+static struct traj_writer *open_writer(const char *path, enum traj_format fmt, int dims, int hue,
+				       uint32_t flags, uint64_t count, uint64_t seed,
+				       const char *generator, const char *json, int level,
+				       double precision, struct util_err *err)
+{
+	struct traj_writer *w = traj_writer_open(path, fmt, dims, hue, flags, count, seed,
+						 generator, json, level, precision, err);
+
+	if (w)
+		traj_writer_set_parallel_min(w, test_ctx.parallel_min);
+	return w;
+}
+
+static struct traj_reader *open_reader(const char *path, struct util_err *err)
+{
+	struct traj_reader *r = traj_reader_open(path, err);
+
+	if (r)
+		traj_reader_set_parallel_min(r, test_ctx.parallel_min);
+	return r;
+}
+
 static void make_dir(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/boidsim-check-XXXXXX");
@@ -60,9 +84,9 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	int d;
 
 	load_ok(scen, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &err), 0);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	json = scenario_to_json(&sc);
-	w = traj_writer_open(path, fmt, sc.dims, sc.has_hue, 0, sc.count, sc.seed, "boidsim test", json,
+	w = open_writer(path, fmt, sc.dims, sc.has_hue, 0, sc.count, sc.seed, "boidsim test", json,
 			     o->level >= 0 ? o->level : sc.compression,
 			     o->precision > 0 ? o->precision : sc.precision, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
@@ -78,7 +102,7 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 			ck_assert_int_eq(traj_write_frame(w, s.step, fields, &err), 0);
 		}
 		if (s.step == stop_after) {
-			traj_writer_abort(w);
+			traj_writer_abort(w, NULL);
 			w = NULL;
 			break;
 		}
@@ -134,7 +158,7 @@ START_TEST(test_bin_equals_csv)
 	make_dir();
 	write_run(SCEN3D, path_in("a.bin"), TRAJ_BIN, UINT64_MAX);
 	write_run(SCEN3D, path_in("a.csv"), TRAJ_CSV, UINT64_MAX);
-	r = traj_reader_open(path_in("a.bin"), &err);
+	r = open_reader(path_in("a.bin"), &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	ck_assert_int_eq(traj_reader_header(r)->dims, 3);
 	ck_assert_uint_eq(traj_reader_header(r)->count, 50);
@@ -223,7 +247,7 @@ static int count_frames(const char *path, int *rc_out, char *msg)
 	uint64_t step;
 	int d, n = 0, rc;
 
-	r = traj_reader_open(path, &err);
+	r = open_reader(path, &err);
 	if (r == NULL) {
 		*rc_out = -2;
 		strcpy(msg, err.msg);
@@ -300,7 +324,7 @@ struct frames {
 static void load_frames(const char *path, struct frames *fr, int keep)
 {
 	struct util_err err = {{0}};
-	struct traj_reader *r = traj_reader_open(path, &err);
+	struct traj_reader *r = open_reader(path, &err);
 	float *f[TRAJ_FIELDS_MAX] = {0};
 	uint64_t step;
 	int d, rc;
@@ -484,7 +508,7 @@ START_TEST(test_lossy_exceptions)
 		uint64_t step;
 
 		/* 2D: x, y, vx, vy; rows 0-2 above, then row 0 again. */
-		w = traj_writer_open(path_in("e.bin"), TRAJ_BIN, 2, 0, 0, 8, 1, "test", "{\"seed\": 1}", 1,
+		w = open_writer(path_in("e.bin"), TRAJ_BIN, 2, 0, 0, 8, 1, "test", "{\"seed\": 1}", 1,
 				     precs[i], &err);
 		ck_assert_msg(w != NULL, "%s", err.msg);
 		traj_writer_set_key_interval(w, 3);
@@ -496,7 +520,7 @@ START_TEST(test_lossy_exceptions)
 			ck_assert_int_eq(traj_write_frame(w, (uint64_t)k, fi, &err), 0);
 		}
 		ck_assert_int_eq(traj_writer_close(w, TRAJ_COMPLETE, &err), 0);
-		r = traj_reader_open(path_in("e.bin"), &err);
+		r = open_reader(path_in("e.bin"), &err);
 		ck_assert_msg(r != NULL, "%s", err.msg);
 		for (f = 0; f < 4; f++)
 			fo[f] = out[f];
@@ -633,7 +657,7 @@ START_TEST(test_random_access)
 		write_run_opts(SCEN2D_EVERY1, path_in("r.bin"), TRAJ_BIN, UINT64_MAX, &cfg[c]);
 		load_frames(path_in("r.bin"), &seq, 0);
 		ck_assert_int_eq(seq.n, 15);
-		r = traj_reader_open(path_in("r.bin"), &err);
+		r = open_reader(path_in("r.bin"), &err);
 		ck_assert_int_eq(traj_reader_load_index(r, &err), 1);
 		ck_assert_uint_eq(traj_reader_index_frames(r), 15);
 		for (i = 0; i < 15; i++) {
@@ -662,7 +686,7 @@ START_TEST(test_random_access)
 		all = slurp(path_in("r.bin"), &size);
 		ck_assert_int_eq(record_ends(all, size, &header_end, frame_end, 16, &index_end), 15);
 		spill(path_in("killed.bin"), all, frame_end[14]);
-		r = traj_reader_open(path_in("killed.bin"), &err);
+		r = open_reader(path_in("killed.bin"), &err);
 		ck_assert_int_eq(traj_reader_load_index(r, &err), 0);
 		ck_assert_int_eq(traj_read_frame_at(r, 0, &step, f, &err), -1);
 		ck_assert_ptr_nonnull(strstr(err.msg, "no frame index"));
@@ -672,7 +696,7 @@ START_TEST(test_random_access)
 		/* A damaged index is reported, never used. */
 		all[index_end - 30] ^= 1;
 		spill(path_in("damaged.bin"), all, size);
-		r = traj_reader_open(path_in("damaged.bin"), &err);
+		r = open_reader(path_in("damaged.bin"), &err);
 		ck_assert_int_eq(traj_reader_load_index(r, &err), -1);
 		ck_assert_int_eq(traj_read_frame_at(r, 3, &step, f, &err), -1);
 		traj_reader_close(r);
@@ -741,7 +765,7 @@ START_TEST(test_version1_file)
 	ck_assert_uint_eq(traj_reader_codec_frames(v1.r, TRAJ_CODEC_ZLIB_F32), 5);
 	ck_assert_int_eq(traj_reader_indexed(v1.r), 0);
 	ck_assert_int_eq(traj_reader_load_index(v1.r, &err), 0);
-	w = traj_writer_open(path_in("v2.bin"), TRAJ_BIN, 2, 0, 0, 50, 4, "test", "{\"seed\": 4}", 1, 0, &err);
+	w = open_writer(path_in("v2.bin"), TRAJ_BIN, 2, 0, 0, 50, 4, "test", "{\"seed\": 4}", 1, 0, &err);
 	ck_assert_ptr_nonnull(w);
 	for (k = 0; k < v1.n; k++) {
 		for (d = 0; d < 4; d++)
@@ -751,7 +775,7 @@ START_TEST(test_version1_file)
 	ck_assert_int_eq(traj_writer_close(w, TRAJ_COMPLETE, &err), 0);
 	load_frames(path_in("v2.bin"), &v2, 0);
 	assert_same_frames(&v1, &v2, "v1 -> v2");
-	r = traj_reader_open(path_in("v2.bin"), &err);
+	r = open_reader(path_in("v2.bin"), &err);
 	ck_assert_int_eq(traj_reader_header(r)->version, TRAJ_VERSION);
 	traj_reader_close(r);
 	free_frames(&v1);
@@ -784,7 +808,7 @@ START_TEST(test_hue_field)
 					(float)fmod(0.137 * i + 0.01 * k, 1.0) :
 					(float)(d + 1) * (float)sin(0.3 * i + k);
 	for (j = 0; j < 4; j++) {
-		struct traj_writer *w = traj_writer_open(path_in(NAMES[j]), FMTS[j], dims, 1, 0,
+		struct traj_writer *w = open_writer(path_in(NAMES[j]), FMTS[j], dims, 1, 0,
 							 (uint64_t)n, 3, "test", "{\"seed\": 3}", 1,
 							 j == 3 ? 0.001 : 0, &err);
 
@@ -815,7 +839,7 @@ START_TEST(test_hue_field)
 	ck_assert_str_eq(traj_field_name(dims, nf - 1), "hue");
 	/* csv -> bin, as convert does: the frames and digest of the original */
 	{
-		struct traj_writer *w = traj_writer_open(path_in(NAMES[4]), TRAJ_BIN, dims,
+		struct traj_writer *w = open_writer(path_in(NAMES[4]), TRAJ_BIN, dims,
 							 traj_reader_header(fr[1].r)->has_hue, 0,
 							 (uint64_t)n, 3, "test", "{\"seed\": 3}", 1, 0, &err);
 
@@ -882,7 +906,7 @@ static void write_agents(const char *path, enum traj_format fmt, int dims, int h
 			 double precision, uint32_t interval, const struct agframe *fr, int nframes)
 {
 	struct util_err err = {{0}};
-	struct traj_writer *w = traj_writer_open(path, fmt, dims, hue, TRAJ_FLAG_AGENTS, AG_MAX, 7,
+	struct traj_writer *w = open_writer(path, fmt, dims, hue, TRAJ_FLAG_AGENTS, AG_MAX, 7,
 						 "test", "{\"seed\": 7}", 1, precision, &err);
 	int k, f;
 
@@ -908,7 +932,7 @@ static struct traj_reader *read_agents(const char *path, struct agframe *fr, int
 				       char digest[TRAJ_DIGEST_HEX], int keep)
 {
 	struct util_err err = {{0}};
-	struct traj_reader *r = traj_reader_open(path, &err);
+	struct traj_reader *r = open_reader(path, &err);
 	int rc, f;
 
 	ck_assert_msg(r != NULL, "%s: %s", path, err.msg);
@@ -1004,7 +1028,7 @@ START_TEST(test_agents_round_trip)
 
 			ck_assert_int_eq(traj_reader_indexed(r), 1);
 			traj_reader_close(r);
-			r = traj_reader_open(path_in(NAMES[j]), &err);
+			r = open_reader(path_in(NAMES[j]), &err);
 			ck_assert_int_eq(traj_reader_load_index(r, &err), 1);
 			for (k = 0; k < AG_FRAMES; k++) {
 				const struct traj_index_entry *e = traj_reader_index_entry(r, (uint64_t)k);
@@ -1041,7 +1065,7 @@ START_TEST(test_agents_round_trip)
 				ck_assert_int_eq(traj_read_frame_at(r, 0, &step, v, &err), -1);
 				ck_assert_ptr_nonnull(strstr(err.msg, "traj_read_frame_agents"));
 				traj_reader_close(r);
-				r = traj_reader_open(path_in(NAMES[j]), &err);
+				r = open_reader(path_in(NAMES[j]), &err);
 				ck_assert_int_eq(traj_read_frame(r, &step, v, &err), -1);
 				ck_assert_ptr_nonnull(strstr(err.msg, "traj_read_frame_agents"));
 			}
@@ -1126,7 +1150,7 @@ START_TEST(test_agents_empty_frames)
 		uint64_t step;
 
 		write_run(SCEN2D_EVERY1, path_in("plain.bin"), TRAJ_BIN, UINT64_MAX);
-		r = traj_reader_open(path_in("plain.bin"), &err);
+		r = open_reader(path_in("plain.bin"), &err);
 		ck_assert_int_eq(traj_reader_header(r)->has_agents, 0);
 		for (k = 0; k < 4; k++)
 			v[k] = malloc(60 * sizeof(float));
@@ -1162,10 +1186,10 @@ START_TEST(test_agents_writer_refuses)
 		v[f] = fr.v[f];
 	a.id = fr.id;
 	a.group = fr.group;
-	ck_assert_ptr_null(traj_writer_open(path_in("w.bin"), TRAJ_BIN, 2, 1, 2, 10, 1, "t", "{}",
+	ck_assert_ptr_null(open_writer(path_in("w.bin"), TRAJ_BIN, 2, 1, 2, 10, 1, "t", "{}",
 					    1, 0, &err));
 	ck_assert_ptr_nonnull(strstr(err.msg, "flags"));
-	w = traj_writer_open(path_in("w.bin"), TRAJ_BIN, 2, 1, TRAJ_FLAG_AGENTS, AG_MAX, 1, "t",
+	w = open_writer(path_in("w.bin"), TRAJ_BIN, 2, 1, TRAJ_FLAG_AGENTS, AG_MAX, 1, "t",
 			     "{\"seed\": 1}", 1, 0, &err);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(traj_write_frame(w, 0, v, &err), -1);
@@ -1186,7 +1210,7 @@ START_TEST(test_agents_writer_refuses)
 	ck_assert_ptr_nonnull(strstr(err.msg, "hue"));
 	fr.v[4][fr.n - 1] = 0;
 	ck_assert_msg(traj_write_frame_agents(w, 0, v, &a, &err) == 0, "%s", err.msg);
-	traj_writer_abort(w);
+	traj_writer_abort(w, NULL);
 	remove_dir();
 }
 END_TEST
@@ -1300,7 +1324,7 @@ static int read_built(const unsigned char *b, long len, int *rc, char *msg)
 	int n = 0;
 
 	spill(path_in("built.bin"), b, len);
-	r = traj_reader_open(path_in("built.bin"), &err);
+	r = open_reader(path_in("built.bin"), &err);
 	msg[0] = '\0';
 	if (r == NULL) {
 		*rc = -2;
@@ -1405,7 +1429,7 @@ START_TEST(test_agents_reader_refuses)
 
 			fprintf(fp, "step,group,id,x,y,vx,vy\n0,0,1,1,1,1,1\n%s", bad[i]);
 			fclose(fp);
-			r = traj_reader_open(path_in("bad.csv"), &err);
+			r = open_reader(path_in("bad.csv"), &err);
 			ck_assert_msg(r != NULL, "%s", err.msg);
 			ck_assert_int_eq(traj_read_frame_agents(r, &step, v, &a, &err), -1);
 			ck_assert_msg(strstr(err.msg, i ? "order" : "group 2") != NULL, "%s", err.msg);

@@ -55,7 +55,7 @@ static void check_read(const uint8_t *data, size_t size, const char *json_in,
 	int k, rc;
 
 	fuzz_run_scenario(json_in, &sc);
-	if (sim_init(&sim, &sc, SIM_GRID, &err) != 0) {
+	if (sim_init(&sim, &sc, SIM_GRID, NULL, &err) != 0) {
 		scenario_free(&sc);
 		return;
 	}

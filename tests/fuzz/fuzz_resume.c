@@ -206,7 +206,7 @@ static void resume(const unsigned char *part[3], const size_t len[3], int parts)
 
 	fuzz_run_scenario(str[0], &sc);
 	fuzz_generator(str[1], gen, sizeof gen);
-	if (sim_init(&sim, &sc, SIM_GRID, &err) != 0)
+	if (sim_init(&sim, &sc, SIM_GRID, NULL, &err) != 0)
 		goto out;
 	sim_ok = 1;
 	if (!(json = scenario_to_json(&sc)))
@@ -280,8 +280,8 @@ static void resume(const unsigned char *part[3], const size_t len[3], int parts)
 out_files:
 	checkpoint_files_free(&cf);
 out:
-	outfile_abort(&mout);
-	traj_writer_abort(w);
+	outfile_abort(&mout, NULL);
+	traj_writer_abort(w, NULL);
 	for (d = 0; d < TRAJ_FIELDS_MAX; d++)
 		util_free(frame[d]);
 	util_free(agents.id);

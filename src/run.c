@@ -1,0 +1,484 @@
+/* run.c: one run with its outputs: the options' checks, the step loop, the
+ * trajectory, the metrics table and checkpoints, and the resume of a
+ * stopped run (resume.c checks what it reads). */
+#include "config.h"
+#include "run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "metrics.h"
+#include "outfile.h"
+#include "resume.h"
+#include "start.h"
+#include "traj.h"
+
+_Static_assert(FLOCK_FIELDS_MAX == TRAJ_FIELDS_MAX, "a frame of the flock is a trajectory frame");
+
+/* How often the progress callback is called, in seconds. */
+#define RUN_PROGRESS_PERIOD 0.25
+
+/* Whether two names given for outputs are one file: the same inode when
+ * both exist (so also through a symbolic or a hard link), else the same
+ * name in the same directory, which is what the writers' renames replace.
+ * A character device (/dev/null) is written as a stream, never replaced,
+ * and takes any number of writers. */
+/* An option that cannot work: one line in err, RUN_BAD_OPTIONS. */
+static int bad_option(struct util_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int bad_option(struct util_err *err, const char *fmt, ...)
+{
+	char msg[UTIL_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	util_err_set(err, "%s", msg);
+	return RUN_BAD_OPTIONS;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0, same;
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	char *da, *db, *ra = NULL, *rb = NULL;
+
+	if (ea || eb)
+		return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+		       !S_ISCHR(sa.st_mode);
+	da = ba ? strndup(a, (size_t)(ba - a) + 1) : strdup(".");
+	db = bb ? strndup(b, (size_t)(bb - b) + 1) : strdup(".");
+	if (da && db) {
+		ra = realpath(da, NULL);
+		rb = realpath(db, NULL);
+	}
+	if (ra && rb)
+		same = strcmp(ra, rb) == 0 && strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) == 0;
+	else /* a directory that is not there: the run fails on it anyway */
+		same = strcmp(a, b) == 0;
+	free(da);
+	free(db);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+/* Whether b is a name of a's temporary files (.NAME.tmp.XXXXXX in a's
+ * directory, outfile_temp), which a run creates, renames and removes. */
+static int is_temp_of(const char *b, const char *a)
+{
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+	char *da = sa ? strndup(a, (size_t)(sa - a) + 1) : strdup("./");
+	char *db = sb ? strndup(b, (size_t)(sb - b) + 1) : strdup("./");
+	int temp = 0;
+
+	if (da && db && outfile_is_temp(sb ? sb + 1 : b, sa ? sa + 1 : a))
+		temp = strcmp(da, db) == 0 || same_file(da, db);
+	free(da);
+	free(db);
+	return temp;
+}
+
+/* No two of -o, --metrics and --checkpoint may be one file: the last to be
+ * renamed into place would replace the others, and a completed run would
+ * remove its checkpoint, the output with it. Nor may one be a name that
+ * another's writing takes: NAME.partial, where an interrupted CSV or table
+ * goes (and which a resumed run removes, for -o and --metrics), or one of
+ * its temporary files. For that removal too, the checkpoint must not be a
+ * device or a pipe. */
+static int check_distinct(const struct run_opts *o, enum traj_format fmt, struct util_err *err)
+{
+	const char *name[3] = {"-o", "--metrics", "--checkpoint"};
+	const char *path[3] = {o->output, o->metrics, o->checkpoint};
+	char msg[4 * 4096], partial[4096];
+	struct stat st;
+	int i, j;
+
+	if (o->checkpoint && stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))
+		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
+				  "replaces and removes", o->checkpoint);
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++)
+			if (path[i] && path[j] && strcmp(path[i], "-") != 0 &&
+			    strcmp(path[j], "-") != 0 && same_file(path[i], path[j])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s name the same file",
+					 name[i], path[i], name[j], path[j]);
+				return bad_option(err, "%s", msg);
+			}
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 3; j++) {
+			if (i == j || !path[i] || !path[j] || strcmp(path[i], "-") == 0 ||
+			    strcmp(path[j], "-") == 0)
+				continue;
+			snprintf(partial, sizeof partial, "%s.partial", path[i]);
+			if ((i == 1 || (i == 0 && fmt != TRAJ_BIN)) && same_file(path[j], partial)) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
+					 "interrupted run leaves the file of %s", name[i], path[i],
+					 name[j], path[j], partial, name[i]);
+				return bad_option(err, "%s", msg);
+			}
+			if (is_temp_of(path[j], path[i])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is a name of the "
+					 "temporary files of %s", name[i], path[i], name[j], path[j],
+					 path[j], name[i]);
+				return bad_option(err, "%s", msg);
+			}
+		}
+	return 0;
+}
+
+/* The checkpoint of this step, after the outputs of the step are on disk;
+ * cf holds what the outputs held before them (the loop marks it). From
+ * then on a failure leaves the outputs' temporary files as far as the
+ * checkpoint covers, for --resume, and what a resumed run read is spent. */
+static int save_checkpoint(const struct run_opts *o, const struct sim *sim, const char *json,
+			   const char *generator, struct traj_writer *w, struct outfile *mout,
+			   struct checkpoint_files *cf, struct checkpoint_files *resumed,
+			   struct util_err *err)
+{
+	cf->output = (char *)o->output;
+	cf->output_tmp = w ? (char *)traj_writer_temp_path(w) : NULL;
+	cf->metrics = (char *)o->metrics;
+	cf->metrics_tmp = mout ? mout->tmp : NULL;
+	if ((w && traj_writer_sync(w, err) != 0) || (mout && outfile_sync(mout, err) != 0) ||
+	    (mout && outfile_sum(mout, cf->metrics_bytes, &cf->metrics_sum, err) != 0) ||
+	    checkpoint_write(o->checkpoint, sim, json, generator, cf, err) != 0)
+		return -1;
+	if (w)
+		traj_writer_keep(w, traj_writer_synced(w));
+	if (mout)
+		outfile_keep(mout, mout->synced);
+	if (resumed->output_tmp && resumed->output_tmp[0] &&
+	    !(cf->output_tmp && strcmp(resumed->output_tmp, cf->output_tmp) == 0))
+		unlink(resumed->output_tmp);
+	if (resumed->metrics_tmp && resumed->metrics_tmp[0] &&
+	    !(cf->metrics_tmp && strcmp(resumed->metrics_tmp, cf->metrics_tmp) == 0))
+		unlink(resumed->metrics_tmp);
+	free(resumed->output_tmp);
+	free(resumed->metrics_tmp);
+	resumed->output_tmp = resumed->metrics_tmp = NULL;
+	return 0;
+}
+
+/* A checkpoint write that was killed leaves its temporary file,
+ * .NAME.tmp.XXXXXX beside the checkpoint: remove those of this name (read
+ * from the directory, not globbed: the name may hold * or ?). */
+static void remove_checkpoint_temps(const char *checkpoint)
+{
+	const char *slash = strrchr(checkpoint, '/');
+	const char *base = slash ? slash + 1 : checkpoint;
+	char *dir = slash ? strndup(checkpoint, (size_t)(slash - checkpoint) + 1) : strdup("./");
+	char path[8192];
+	struct dirent *e;
+	DIR *dp;
+
+	if (dir == NULL)
+		return;
+	if ((dp = opendir(dir)) != NULL) {
+		while ((e = readdir(dp)) != NULL)
+			if (outfile_is_temp(e->d_name, base)) {
+				snprintf(path, sizeof path, "%s%s", dir, e->d_name);
+				unlink(path);
+			}
+		closedir(dp);
+	}
+	free(dir);
+}
+
+/* After a resumed run completes: the stopped run's leftovers (a binary
+ * trajectory leaves no .partial). */
+static void remove_spent(const struct checkpoint_files *cf, const char *output,
+			 enum traj_format fmt, const char *metrics)
+{
+	char buf[4096];
+
+	if (cf->output_tmp && cf->output_tmp[0])
+		unlink(cf->output_tmp);
+	if (cf->metrics_tmp && cf->metrics_tmp[0])
+		unlink(cf->metrics_tmp);
+	if (output && fmt != TRAJ_BIN) {
+		snprintf(buf, sizeof buf, "%s.partial", output);
+		unlink(buf);
+	}
+	if (metrics) {
+		snprintf(buf, sizeof buf, "%s.partial", metrics);
+		unlink(buf);
+	}
+}
+
+
+/* The options' own checks, once the scenario is known; the format of -o
+ * in *fmt. */
+static int check_options(const struct run_opts *o, enum traj_format *fmt, struct util_err *err)
+{
+	if (o->format && traj_format_parse(o->format, fmt) != 0)
+		return bad_option(err, "--format %s: expected bin, csv or csv.gz", o->format);
+	if ((o->resume || o->checkpoint_every) && !o->checkpoint)
+		return bad_option(err, "%s", "--resume and --checkpoint-every need --checkpoint FILE");
+	if (o->checkpoint && ((o->output && strcmp(o->output, "-") == 0) ||
+			      (o->metrics && strcmp(o->metrics, "-") == 0)))
+		return bad_option(err, "%s", "checkpoints need outputs in files, not -");
+	if (o->metrics && o->output && strcmp(o->metrics, "-") == 0 &&
+	    strcmp(o->output, "-") == 0)
+		return bad_option(err, "%s", "--metrics - and -o - cannot both use stdout");
+	if (o->output && !o->format) {
+		if (strcmp(o->output, "-") == 0)
+			return bad_option(err, "%s", "-o - needs --format bin, csv or csv.gz");
+		if (traj_format_guess(o->output, fmt) != 0)
+			return bad_option(err, "%s: cannot tell the format from the name; use .bin, "
+					  ".csv or .csv.gz, or --format", o->output);
+	}
+	return check_distinct(o, *fmt, err);
+}
+
+int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_result *res,
+		 struct util_err *err)
+{
+	struct scenario sc;
+	struct sim sim;
+	struct traj_writer *w = NULL;
+	enum traj_format fmt = TRAJ_BIN;
+	float *frame[TRAJ_FIELDS_MAX] = {0};
+	struct traj_agents agents = {0, NULL, NULL}, *ag = NULL;
+	const char *generator = o->generator ? o->generator : "boidsim";
+	uint64_t cap, every_m;
+	char *json = NULL;
+	int status = RUN_FAILED, d, rc, sim_ok = 0, met_ok = 0, refused, stopped = 0;
+	struct checkpoint_files resumed = {0};
+	uint64_t on_disk = UINT64_MAX; /* the step of the checkpoint on disk, if any */
+	struct metrics met;
+	struct outfile mout = {0};
+	struct util_err aerr = {{0}};
+	double t0, last = 0, t_out = 0;
+
+	memset(res, 0, sizeof *res);
+	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, err) != 0)
+		return RUN_BAD_INPUT;
+	if (start_load(&sc, err) != 0) {
+		scenario_free(&sc);
+		return RUN_BAD_INPUT;
+	}
+	for (d = 0; d < sc.n_notes; d++)
+		ctx_log(ctx, CTX_NORMAL, "%s", sc.notes[d]);
+	if ((status = check_options(o, &fmt, err)) != 0)
+		goto out;
+	status = RUN_FAILED;
+	every_m = o->metrics_every ? o->metrics_every : sc.every;
+	json = scenario_to_json(&sc);
+	if (json == NULL) {
+		util_err_set(err, "out of memory");
+		goto out;
+	}
+	if (o->check) {
+		res->json = json;
+		json = NULL;
+		status = RUN_OK;
+		goto out;
+	}
+	rc = sim_init(&sim, &sc, o->search, ctx, err);
+	if (rc != 0) {
+		if (rc == -2)
+			status = RUN_BAD_INPUT; /* the scenario leaves no room to start */
+		goto out;
+	}
+	sim_ok = 1;
+	res->simd = sim.search == SIM_GRID ? grid_simd(&sim.grid) : CTX_SIMD_BASELINE;
+	/* A run that keeps nothing is most often a forgotten -o: say so
+	 * before the time is spent (after any error at the start, which
+	 * would be the one line). */
+	if (o->output == NULL && o->metrics == NULL)
+		ctx_log(ctx, CTX_NORMAL, "no -o given: the run is simulated and nothing written "
+			"(give -o FILE, or --check to only validate)");
+	if (o->resume &&
+	    (checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, err) != 0 ||
+	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, err) != 0)) {
+		status = RUN_BAD_INPUT;
+		goto out;
+	}
+	if (o->output) {
+		/* With predators or a population schedule, frames hold agents:
+		 * ids and groups, and a count that may change. */
+		cap = sim_frame_capacity(&sc);
+		for (d = 0; d < flock_fields(&sim.flock); d++)
+			if (!(frame[d] = util_alloc((size_t)cap, sizeof(float), err)))
+				goto out;
+		if (sim_has_agents(&sc)) {
+			ag = &agents;
+			if (!(agents.id = util_alloc((size_t)cap, sizeof(uint32_t), err)) ||
+			    !(agents.group = util_alloc((size_t)cap, sizeof(uint32_t), err)))
+				goto out;
+		}
+		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue,
+				     ag ? TRAJ_FLAG_AGENTS : 0, cap, sc.seed, generator, json,
+				     sc.compression, sc.precision, err);
+		if (w == NULL)
+			goto out;
+		traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
+		if (o->resume) {
+			char src[4096];
+
+			if (resume_frames(&sc, json, &resumed, o->output, fmt, w, sim.step, frame,
+					  ag, src, sizeof src, &refused, err) != 0) {
+				status = refused ? RUN_BAD_INPUT : RUN_FAILED;
+				goto out;
+			}
+			ctx_log(ctx, CTX_VERBOSE, "resumed %llu frames from %s",
+				(unsigned long long)resume_written_before(sim.step, sc.every), src);
+		}
+	}
+	if (o->metrics) {
+		if (metrics_init(&met, (size_t)sc.capacity, err) != 0)
+			goto out;
+		met_ok = 1;
+		if (outfile_open(&mout, o->metrics, err) != 0)
+			goto out;
+		if (metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
+			goto metrics_failed;
+		if (o->resume && resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m,
+					     &refused, err) != 0) {
+			status = refused ? RUN_BAD_INPUT : RUN_FAILED;
+			goto out;
+		}
+	}
+	t0 = util_seconds();
+	if (o->resume)
+		on_disk = sim.step;
+	for (;;) {
+		/* One look at the stop per step, so that the frame, the row and
+		 * the checkpoint of the step where it stops agree. */
+		int stop = o->stop ? o->stop(o->user) : 0;
+		int ck = o->checkpoint && sim.step != sc.steps &&
+			 ((o->checkpoint_every && sim.step % o->checkpoint_every == 0) || stop);
+		struct checkpoint_files cf = {0};
+
+		if (o->check_invariants && sim_check(&sim, err) != 0) {
+			char msg[sizeof err->msg];
+
+			memcpy(msg, err->msg, sizeof msg);
+			util_err_set(err, "invariant violated: %s", msg);
+			goto failed;
+		}
+		/* What the outputs hold before this step's, for a checkpoint. */
+		if (ck && w)
+			traj_writer_mark(w, &cf.output_bytes, &cf.output_sum);
+		if (ck && met_ok)
+			cf.metrics_bytes = (uint64_t)ftell(mout.fp);
+		/* Step 0, every K-th, the last, and wherever a stop is asked. */
+		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop)) {
+			double tw = util_seconds();
+
+			if (ag)
+				agents.n = sim_frame(&sim, frame, agents.id, agents.group);
+			else
+				flock_to_id_order(&sim.flock, frame);
+			if ((ag ? traj_write_frame_agents(w, sim.step, frame, ag, err) :
+			     traj_write_frame(w, sim.step, frame, err)) != 0)
+				goto failed;
+			t_out += util_seconds() - tw;
+		}
+		if (met_ok && (sim.step % every_m == 0 || sim.step == sc.steps || stop)) {
+			struct metrics_row row;
+
+			sim_measure(&sim, &met, &row);
+			if (metrics_write_row(mout.fp, sc.dims, sim.step, sc.dt, &row) != 0)
+				goto metrics_failed;
+		}
+		if (ck) {
+			if (save_checkpoint(o, &sim, json, generator, w, met_ok ? &mout : NULL, &cf,
+					    &resumed, err) != 0)
+				goto failed;
+			on_disk = sim.step;
+		}
+		if (stop)
+			stopped = stop;
+		if (sim.step == sc.steps || stop)
+			break;
+		sim_step(&sim);
+		if (o->progress && util_seconds() - last > RUN_PROGRESS_PERIOD) {
+			struct run_progress p = {sim.step, sc.steps, sim.flock.n, 0, 0};
+
+			last = util_seconds();
+			p.seconds = last - t0;
+			o->progress(o->user, &p);
+		}
+	}
+	res->step = sim.step;
+	res->n = sim.flock.n;
+	res->stopped = stopped;
+	if (o->progress) {
+		struct run_progress p = {sim.step, sc.steps, sim.flock.n, util_seconds() - t0, 1};
+
+		o->progress(o->user, &p);
+	}
+	if (w) {
+		enum traj_status st = stopped ? TRAJ_INTERRUPTED : TRAJ_COMPLETE;
+		double tw = util_seconds();
+
+		d = traj_writer_close(w, st, err);
+		w = NULL;
+		if (d != 0)
+			goto failed;
+		t_out += util_seconds() - tw;
+		if (strcmp(o->output, "-") != 0)
+			ctx_log(ctx, CTX_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
+				stopped ? "interrupted; wrote what was done to" : "wrote",
+				st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
+				o->output, sim.step, (uint64_t)sim.flock.n);
+	}
+	res->stats = sim.stats;
+	res->seconds = util_seconds() - t0;
+	res->t_out = t_out;
+	if (met_ok && (stopped ? outfile_commit_partial(&mout, err) :
+			      outfile_commit(&mout, err)) != 0)
+		goto failed;
+	if (!stopped && o->checkpoint) {
+		/* Done: the checkpoint and what a resumed run read are spent. */
+		if (o->resume)
+			remove_spent(&resumed, o->output, fmt, o->metrics);
+		unlink(o->checkpoint);
+		remove_checkpoint_temps(o->checkpoint);
+	}
+	status = RUN_OK;
+	goto out;
+metrics_failed:
+	util_err_set(err, "%s: write failed: %s", o->metrics, strerror(errno));
+failed:
+	/* The outputs' temporary files were kept as far as the checkpoint
+	 * covers (save_checkpoint): say how to go on from there. */
+	if (on_disk != UINT64_MAX) {
+		char msg[sizeof err->msg];
+
+		memcpy(msg, err->msg, sizeof msg);
+		util_err_set(err, "%s; the checkpoint %s keeps the run to step %" PRIu64
+			     ": run the same command with --resume to continue", msg,
+			     o->checkpoint, on_disk);
+	}
+out:
+	checkpoint_files_free(&resumed);
+	if (outfile_abort(&mout, &aerr) != 0)
+		ctx_log(ctx, CTX_VERBOSE, "%s", aerr.msg);
+	if (traj_writer_abort(w, &aerr) != 0)
+		ctx_log(ctx, CTX_VERBOSE, "%s", aerr.msg);
+	if (met_ok)
+		metrics_free(&met);
+	for (d = 0; d < TRAJ_FIELDS_MAX; d++)
+		util_free(frame[d]);
+	util_free(agents.id);
+	util_free(agents.group);
+	if (sim_ok)
+		sim_free(&sim);
+	free(json);
+	scenario_free(&sc);
+	return status;
+}
