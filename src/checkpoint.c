@@ -221,7 +221,7 @@ static int bad_value(const struct bounds *b, int d, float p, float v)
 static int state_check(const char *path, const struct sim *s, struct util_err *err)
 {
 	const struct flock *f = &s->flock;
-	const struct bounds *b = &s->rp.box;
+	const struct bounds *b = &s->rp.ip.box;
 	size_t i;
 	int d;
 

@@ -16,7 +16,7 @@
 #define FLOCK_PLACE_TRIES 1000
 
 /* Whether x is inside one of the scenario's obstacles. */
-static int in_obstacle(const struct scenario *sc, const struct bounds *box, const double x[3])
+static int in_obstacle(const struct scenario *sc, const double x[3])
 {
 	struct integrate_params ip;
 	uint16_t buf[OBSTACLE_QUERY_MAX];
@@ -27,7 +27,7 @@ static int in_obstacle(const struct scenario *sc, const struct bounds *box, cons
 
 	if (sc->n_obstacles == 0)
 		return 0;
-	integrate_params_init(&ip, sc, box);
+	integrate_params_init(&ip, sc);
 	m = integrate_obstacles_near(&ip, pos, 0.0, buf, &list);
 	for (j = 0; j < m; j++) {
 		obstacle_nearest(&sc->obstacles[list ? list[j] : j], sc->dims, x, q, &inside);
@@ -166,7 +166,7 @@ static int draw_boid(struct flock *f, const struct scenario *sc, const struct bo
 			f->pos[d][k] = bounds_place(box, d, p);
 			x[d] = f->pos[d][k];
 		}
-		placed = !in_obstacle(sc, box, x);
+		placed = !in_obstacle(sc, x);
 	}
 	if (start && sc->has_start_heading) {
 		for (d = 0; d < 3; d++)

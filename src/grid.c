@@ -433,7 +433,7 @@ static inline float pair_delta(const struct rules_params *rp, const struct flock
 	int k;
 
 	for (k = 0; k < rp->dims; k++) {
-		d[k] = bounds_min_image(&rp->box, k, f->pos[k][j] - f->pos[k][i]);
+		d[k] = bounds_min_image(&rp->ip.box, k, f->pos[k][j] - f->pos[k][i]);
 		d2 += d[k] * d[k];
 	}
 	return d2;
@@ -548,7 +548,7 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
 			if (x < 0 || x >= n) {
 				if (!g->periodic)
 					continue;
-				cr = x < 0 ? -rp->box.len_f[d] : rp->box.len_f[d];
+				cr = x < 0 ? -rp->ip.box.len_f[d] : rp->ip.box.len_f[d];
 				x = x < 0 ? x + n : x - n;
 			}
 			cell[d][cnt[d]] = (uint32_t)x;

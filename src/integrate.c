@@ -7,14 +7,13 @@
 
 #include "obstacles.h"
 
-void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
-			   const struct bounds *box)
+void integrate_params_init(struct integrate_params *ip, const struct scenario *sc)
 {
 	ip->dims = sc->dims;
 	ip->dt = sc->dt;
 	ip->speed_min = sc->speed_min;
 	ip->speed_max = sc->speed_max;
-	ip->box = box;
+	bounds_init(&ip->box, sc);
 	ip->n_obstacles = sc->n_obstacles;
 	ip->obstacles = sc->obstacles;
 	ip->obstacle_index = sc->obstacle_index;
@@ -59,7 +58,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	int k, pass, i, j, m, hit, pushed, dims = ip->dims;
 
 	if (ip->n_obstacles == 0) {
-		bounds_apply(ip->box, p, vel);
+		bounds_apply(&ip->box, p, vel);
 		return;
 	}
 	for (k = 0; k < dims; k++) {
@@ -84,7 +83,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	}
 	for (k = 0; k < dims; k++)
 		vel[k] = (float)v[k];
-	bounds_apply(ip->box, p, vel);
+	bounds_apply(&ip->box, p, vel);
 	/* Whatever the walls, a corner, rounding to binary32 or a flock that
 	 * started inside did: a boid left inside goes to the nearest surface,
 	 * just outside, moving out of it, then back into the box. The first obstacle it is inside of,
@@ -125,7 +124,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 					vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
 			/* an obstacle reaching past a wall pushes across it:
 			 * the bounds again (then check again) */
-			bounds_apply(ip->box, p, vel);
+			bounds_apply(&ip->box, p, vel);
 			pushed = 1;
 		}
 	} while (pushed && ++pass <= 64);

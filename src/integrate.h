@@ -11,7 +11,7 @@
 struct integrate_params {
 	int dims;
 	double dt, speed_min, speed_max;
-	const struct bounds *box;
+	struct bounds box;
 	int n_obstacles;
 	const struct obstacle *obstacles;
 	/* Their spatial index (obstacles.h), owned by the scenario; NULL:
@@ -25,8 +25,7 @@ struct integrate_params {
 void integrate_finish(const struct integrate_params *ip, const float pos[3], double p[3],
 		      float vel[3]);
 
-void integrate_params_init(struct integrate_params *ip, const struct scenario *sc,
-			   const struct bounds *box);
+void integrate_params_init(struct integrate_params *ip, const struct scenario *sc);
 
 /* The obstacles that may matter inside the box [lo, hi]: a superset, in
  * increasing index order, of those whose own tests (obstacle_nearest within

@@ -91,7 +91,7 @@ static void centroid(const struct flock *f, const struct bounds *b, double c[3])
 void metrics_compute(struct metrics *m, const struct flock *f, const struct grid *g,
 		     const struct rules_params *rp, struct metrics_row *row)
 {
-	const struct bounds *b = &rp->box;
+	const struct bounds *b = &rp->ip.box;
 	double pol[3] = {0, 0, 0}, mill[3] = {0, 0, 0}, speed = 0, r2sum = 0, nnsum = 0;
 	size_t k, n = f->n;
 	int d, dims = f->dims;

@@ -138,7 +138,7 @@ void predators_step(struct predators *pr, const struct scenario *cur,
 		size_t hi = lo + PREDATORS_BLOCK < f->n ? lo + PREDATORS_BLOCK : f->n;
 
 		for (i = 0; i < pr->n; i++)
-			scan_block(pr, ip->box, f, pr->slot_of, i, lo, hi, range2,
+			scan_block(pr, &ip->box, f, pr->slot_of, i, lo, hi, range2,
 				   &pr->part[(size_t)b * (size_t)pr->n + (size_t)i]);
 	}
 	for (i = 0; i < pr->n; i++) {

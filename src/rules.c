@@ -33,7 +33,7 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	memset(p, 0, sizeof *p);
 	p->model = sc->model;
 	p->dims = sc->dims;
-	bounds_init(&p->box, sc);
+	integrate_params_init(&p->ip, sc);
 	r = (float)sc->r_sep;
 	p->r2_sep = r * r;
 	r = (float)sc->r_ali;
@@ -99,7 +99,6 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	if (sc->model == MODEL_INERTIA)
 		p->inertia_keep = detmath_exp(-sc->turn_rate * sc->dt);
 	p->inv_r_ali = (float)(1.0 / sc->r_ali);
-	integrate_params_init(&p->ip, sc, &p->box);
 	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed && !p->has_target &&
 		   p->w_bounds == 0.0 && p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
 		   !p->has_turn && (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
@@ -314,9 +313,9 @@ static int containment(const struct rules_params *p, const float pos[3], double 
 	for (k = 0; k < 3; k++)
 		desired[k] = 0.0;
 	for (k = 0; k < p->dims; k++) {
-		if ((double)pos[k] < p->box.lo[k] + p->box.margin)
+		if ((double)pos[k] < p->ip.box.lo[k] + p->ip.box.margin)
 			desired[k] = 1.0, near = 1;
-		else if ((double)pos[k] > p->box.hi[k] - p->box.margin)
+		else if ((double)pos[k] > p->ip.box.hi[k] - p->ip.box.margin)
 			desired[k] = -1.0, near = 1;
 	}
 	return near;
@@ -334,7 +333,7 @@ static int target_offset(const struct rules_params *p, const float pos[3], doubl
 	for (k = 0; k < 3; k++)
 		off[k] = 0.0;
 	for (k = 0; k < p->dims; k++) {
-		off[k] = bounds_min_image(&p->box, k, (float)(p->target[k] - (double)pos[k]));
+		off[k] = bounds_min_image(&p->ip.box, k, (float)(p->target[k] - (double)pos[k]));
 		r2 += off[k] * off[k];
 	}
 	return r2 > p->target_radius * p->target_radius;
@@ -368,7 +367,7 @@ static int attractor_offset(const struct rules_params *p, int i, const float pos
 	for (k = 0; k < 3; k++)
 		off[k] = 0.0;
 	for (k = 0; k < p->dims; k++) {
-		off[k] = bounds_min_image(&p->box, k, (float)(p->attr_pos[i][k] - (double)pos[k]));
+		off[k] = bounds_min_image(&p->ip.box, k, (float)(p->attr_pos[i][k] - (double)pos[k]));
 		r2 += off[k] * off[k];
 	}
 	return r2 <= range * range && r2 > 0.0;
@@ -385,7 +384,7 @@ static int flee_offset(const struct rules_params *p, int i, const float pos[3], 
 	for (k = 0; k < 3; k++)
 		off[k] = 0.0;
 	for (k = 0; k < p->dims; k++) {
-		off[k] = bounds_min_image(&p->box, k, pos[k] - p->pred_pos[k][i]);
+		off[k] = bounds_min_image(&p->ip.box, k, pos[k] - p->pred_pos[k][i]);
 		r2 += off[k] * off[k];
 	}
 	return r2 <= p->r_flee * p->r_flee && r2 > 0.0;
@@ -743,7 +742,7 @@ static int return_offset(const struct rules_params *p, const float pos[3], int a
 	for (k = 0; k < 3; k++)
 		off[k] = 0.0;
 	for (k = 0; k < p->dims; k++) {
-		off[k] = bounds_min_image(&p->box, k,
+		off[k] = bounds_min_image(&p->ip.box, k,
 					  (float)(p->return_center[k] - (double)pos[k]));
 		r2 += off[k] * off[k];
 	}
@@ -1251,8 +1250,8 @@ update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATC
 
 		/* integrate_finish without obstacles: bounds_apply */
 		for (l = 0; l < nb; l++) {
-			pos_out[d][k + (size_t)l] = p->box.mode == BOUNDS_WRAP ?
-						    bounds_wrap1(&p->box, d, xn[l]) : (float)xn[l];
+			pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
+						    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
 			vel_out[d][k + (size_t)l] = vf[l];
 		}
 	}
@@ -1328,8 +1327,8 @@ blend_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH
 		xn = x0 + move * dt;
 		/* finish_heading, integrate_finish without obstacles */
 		for (l = 0; l < nb; l++) {
-			pos_out[d][k + (size_t)l] = p->box.mode == BOUNDS_WRAP ?
-						    bounds_wrap1(&p->box, d, xn[l]) : (float)xn[l];
+			pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
+						    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
 			vel_out[d][k + (size_t)l] = vf[l];
 		}
 	}
@@ -1420,8 +1419,8 @@ slerp_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH
 			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
 		xn = x0 + move * dt;
 		for (l = 0; l < nb; l++) {
-			pos_out[d][k + (size_t)l] = p->box.mode == BOUNDS_WRAP ?
-						    bounds_wrap1(&p->box, d, xn[l]) : (float)xn[l];
+			pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
+						    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
 			vel_out[d][k + (size_t)l] = vf[l];
 		}
 	}

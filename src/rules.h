@@ -14,7 +14,6 @@
 struct rules_params {
 	enum model_kind model;
 	int dims;
-	struct bounds box;
 	/* Squared radii in binary32: "within r" means |d|^2 <= r^2 computed
 	 * in binary32, so a neighbour exactly at the radius counts. */
 	float r2_sep, r2_ali, r2_coh, r2_max;

@@ -133,7 +133,7 @@ void sim_apply_events(struct sim *s)
 int sim_check(struct sim *s, struct util_err *err)
 {
 	const struct flock *f = &s->flock;
-	const struct bounds *b = &s->rp.box;
+	const struct bounds *b = &s->rp.ip.box;
 	double lo = s->cur->model == MODEL_INERTIA ? 0.0 :
 		    s->cur->speed_min * (1.0 - SIM_SPEED_TOL);
 	/* inertia's direction is not a unit vector (rules.c): no upper bound */

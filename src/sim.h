@@ -22,7 +22,6 @@ struct sim_stats {
 	uint64_t candidates, boid_steps;
 };
 
-/* Not copyable: rp.ip points into rp. */
 struct sim {
 	struct ctx ctx;             /* the caller's (a copy) */
 	const struct scenario *sc;

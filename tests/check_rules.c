@@ -2,6 +2,7 @@
  * results are computed by hand, in 2D and 3D. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "check_suites.h"
 #include "flock.h"
 #include "grid.h"
@@ -234,7 +235,7 @@ static void integrate(const char *extra, const float p[3], const float v[3],
 
 	snprintf(text, sizeof text, "{" BOX2 "%s}", extra);
 	params(text, &sc, &rp);
-	integrate_params_init(&ip, &sc, &rp.box);
+	integrate_params_init(&ip, &sc);
 	integrate_boid(&ip, a, p, v, sc.speed_max, po, vo);
 	scenario_free(&sc);
 }
@@ -278,6 +279,31 @@ START_TEST(test_integrate_reflect_and_wrap)
 	ck_assert_float_eq(vo[0], 0.5f);
 	integrate(", \"mode\": \"none\"}", p, v, a, po, vo);
 	ck_assert_float_eq(po[0], 10.25f);
+}
+END_TEST
+
+/* rules_params is plain data: a copy works after the original is gone
+ * (an MPI rank, a checkpoint or a second simulation may take one), as a
+ * struct pointing into itself would not. */
+START_TEST(test_params_copyable)
+{
+	struct scenario sc;
+	struct rules_params *rp = malloc(sizeof *rp), copy;
+	struct rules_acc acc;
+	float pos[3] = {9.75f, 5, 0}, vel[3] = {0.5f, 0, 0}, po[3], vo[3], cp[3], cv[3];
+
+	ck_assert_ptr_nonnull(rp);
+	params("{" BOX2 ", \"mode\": \"reflect\"}}", &sc, rp);
+	rules_acc_init(&acc);
+	rules_update(rp, &acc, 0, 0, pos, vel, po, vo);
+	memcpy(&copy, rp, sizeof copy);
+	memset(rp, 0xff, sizeof *rp); /* the original is gone, its bytes garbage */
+	free(rp);
+	rules_update(&copy, &acc, 0, 0, pos, vel, cp, cv);
+	ck_assert_float_eq(cp[0], po[0]);
+	ck_assert_float_eq(cv[0], vo[0]);
+	ck_assert_float_eq(po[0], 9.75f); /* the reflection, from the box */
+	scenario_free(&sc);
 }
 END_TEST
 
@@ -333,6 +359,7 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_integrate_speed_limits);
 	tcase_add_test(tc, test_integrate_zero_keeps_heading);
 	tcase_add_test(tc, test_integrate_reflect_and_wrap);
+	tcase_add_test(tc, test_params_copyable);
 	suite_add_tcase(s, tc);
 	return s;
 }
