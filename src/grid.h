@@ -1,13 +1,15 @@
-/* grid.h: the uniform-grid neighbour search: a counting sort of the flock
- * into cell order each step, and the parallel neighbour loop over cells. */
+/* grid.h: the uniform grid, the neighbour search's spatial index: a
+ * counting sort of the flock into cell order each step, the stencil of
+ * cells around a cell, and the queries of the metrics. The step driver
+ * that visits it is step.h. */
 #ifndef BOIDSIM_GRID_H
 #define BOIDSIM_GRID_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "ctx.h"
 #include "flock.h"
 #include "rules.h"
+#include "bounds.h"
 #include "util.h"
 
 /* Cells are at least the largest radius / reach wide (times the slack, so
@@ -32,9 +34,6 @@
 			  (2 * GRID_REACH_MAX + 1))
 #define GRID_CELL_SLACK 1.001
 
-/* The compiled loops of one SIMD level (grid.c's table). */
-struct grid_kernels;
-
 struct grid {
 	int dims;
 	int periodic;            /* wrap: cells tile the box as a torus */
@@ -53,19 +52,9 @@ struct grid {
 	uint32_t *hist;          /* threads x max_cells counts */
 	uint32_t *part;          /* threads + 1: each thread's share of the boids, for the scan */
 	int threads;
-	const struct grid_kernels *kern; /* the loops grid_init chose */
 };
 
-/* The loops run are those of ctx->simd, or of the next level below it
- * that the processor can run (CTX_SIMD_BEST: the best it can); every
- * level gives the same bits. ctx may be NULL (the best). */
-int grid_init(struct grid *g, const struct scenario *sc, size_t n, const struct ctx *ctx,
-	      struct util_err *err);
-
-/* The level of the loops g runs (ctx_simd_name), and the best this
- * processor can run. */
-enum ctx_simd grid_simd(const struct grid *g);
-enum ctx_simd grid_simd_best(void);
+int grid_init(struct grid *g, const struct scenario *sc, size_t n, struct util_err *err);
 
 /* The largest interaction radius of a scenario, with the slack. */
 double grid_radius(const struct scenario *sc);
@@ -76,16 +65,26 @@ void grid_free(struct grid *g);
  * so the neighbour sums are the same for any thread count. */
 void grid_build(struct grid *g, struct flock *f);
 
-/* One synchronous step for every boid: gathers neighbours from the stencil
- * of cells around each boid's cell, applies the rules and integrates,
- * writing f->pos_next / f->vel_next. Call grid_build first. Returns the
- * number of candidates examined (pairs whose distance was computed), for
- * the statistics of -v. */
-uint64_t grid_step(const struct grid *g, const struct flock *f,
-		   const struct rules_params *rp, uint64_t step);
+/* The slot ranges of the cells of the stencil around cell c (z, then y,
+ * then x, offsets -reach .. +reach; under wrap with fewer cells than that,
+ * each cell once): returns how many. */
+int grid_stencil(const struct grid *g, size_t c, uint32_t start[GRID_STENCIL_MAX],
+		 uint32_t end[GRID_STENCIL_MAX]);
 
-/* The O(N^2) oracle: the same step by visiting every pair, in slot order. */
-void brute_step(const struct flock *f, const struct rules_params *rp, uint64_t step);
+/* d = p_j - p_i (minimum image) and |d|^2, in binary32: the one definition
+ * of distance used by every neighbour loop, so grid and brute force agree. */
+static inline float grid_pair_delta(const struct rules_params *rp, const struct flock *f,
+				    size_t i, size_t j, float d[3])
+{
+	float d2 = 0.0f;
+	int k;
+
+	for (k = 0; k < rp->dims; k++) {
+		d[k] = bounds_min_image(&rp->ip.box, k, f->pos[k][j] - f->pos[k][i]);
+		d2 += d[k] * d[k];
+	}
+	return d2;
+}
 
 /* For tests: the ids of the boids within sqrt(r2) of slot k, in visiting
  * order; returns how many (at most cap are written). */

@@ -293,7 +293,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		goto out;
 	}
 	sim_ok = 1;
-	res->simd = sim.search == SIM_GRID ? grid_simd(&sim.grid) : CTX_SIMD_BASELINE;
+	res->simd = sim_simd(&sim);
 	/* A run that keeps nothing is most often a forgotten -o: say so
 	 * before the time is spent (after any error at the start, which
 	 * would be the one line). */

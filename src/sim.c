@@ -6,6 +6,109 @@
 #include <string.h>
 
 #include "rng.h"
+#include "step.h"
+
+/* The backends: what reads or orders the whole flock (the neighbour step,
+ * the measurement, the frame in id order) behind one table, as CoMD puts
+ * its potentials and halo exchange. Two run in one process: the grid, and
+ * brute force (the oracle). A distributed backend replaces the step with a
+ * halo exchange around it, the measurement with a reduction and the frame
+ * with a gather, the rest of the simulation unchanged. */
+struct sim_ops {
+	const char *name;
+	int (*init)(struct sim *s, struct util_err *err);
+	void (*free)(struct sim *s);
+	/* New parameters in force (a schedule's stage). */
+	void (*stage)(struct sim *s, const struct scenario *st);
+	/* The neighbour sums and update of every boid into the flock's next
+	 * arrays, counting candidates and time into s->stats. */
+	void (*step)(struct sim *s);
+	void (*measure)(struct sim *s, struct metrics *m, struct metrics_row *row);
+	size_t (*frame)(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+			uint32_t *groups);
+};
+
+static int grid_ops_init(struct sim *s, struct util_err *err)
+{
+	return grid_init(&s->grid, s->sc, s->flock.cap, err);
+}
+
+static void grid_ops_free(struct sim *s)
+{
+	grid_free(&s->grid);
+}
+
+/* The grid's cells follow the largest radius. */
+static void grid_ops_stage(struct sim *s, const struct scenario *st)
+{
+	s->grid.radius = grid_radius(st);
+}
+
+static void grid_ops_step(struct sim *s)
+{
+	double t0 = util_seconds(), t1;
+
+	grid_build(&s->grid, &s->flock);
+	t1 = util_seconds();
+	predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
+	s->stats.candidates += step_grid(s->kern, &s->grid, &s->flock, &s->rp, s->step);
+	s->stats.t_grid += t1 - t0;
+	s->stats.t_step += util_seconds() - t1;
+}
+
+/* A grid for the current positions. The order it leaves is a function of
+ * the state, the same the next step would make, so measuring changes no
+ * result. */
+static void grid_ops_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
+{
+	grid_build(&s->grid, &s->flock);
+	metrics_compute(m, &s->flock, &s->grid, &s->rp, row);
+}
+
+static int brute_ops_init(struct sim *s, struct util_err *err)
+{
+	(void)s;
+	(void)err;
+	return 0;
+}
+
+static void brute_ops_free(struct sim *s)
+{
+	(void)s;
+}
+
+static void brute_ops_stage(struct sim *s, const struct scenario *st)
+{
+	(void)s;
+	(void)st;
+}
+
+static void brute_ops_step(struct sim *s)
+{
+	double t0 = util_seconds();
+
+	predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
+	step_brute(&s->flock, &s->rp, s->step);
+	s->stats.candidates += (uint64_t)s->flock.n * s->flock.n;
+	s->stats.t_step += util_seconds() - t0;
+}
+
+/* Brute force keeps its slot order untouched. */
+static void brute_ops_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
+{
+	metrics_compute(m, &s->flock, NULL, &s->rp, row);
+}
+
+static size_t frame_serial(const struct sim *s, float *const out[FLOCK_FIELDS_MAX],
+			   uint32_t *ids, uint32_t *groups);
+
+/* In enum sim_search order. */
+static const struct sim_ops SIM_OPS[] = {
+	{"grid", grid_ops_init, grid_ops_free, grid_ops_stage, grid_ops_step, grid_ops_measure,
+	 frame_serial},
+	{"brute", brute_ops_init, brute_ops_free, brute_ops_stage, brute_ops_step,
+	 brute_ops_measure, frame_serial},
+};
 
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     const struct ctx *ctx, struct util_err *err)
@@ -20,12 +123,14 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	s->sc = sc;
 	s->cur = sc;
 	s->search = search;
+	s->ops = &SIM_OPS[search];
+	s->kern = step_kernels(s->ctx.simd);
 	rules_params_init(&s->rp, sc);
 	rc = flock_init(&s->flock, sc, s->ctx.parallel_min, err);
 	if (rc != 0)
 		return rc;
 	if (predators_init(&s->pred, sc, s->flock.cap, err) != 0 ||
-	    (search == SIM_GRID && grid_init(&s->grid, sc, s->flock.cap, &s->ctx, err) != 0)) {
+	    s->ops->init(s, err) != 0) {
 		predators_free(&s->pred);
 		flock_free(&s->flock);
 		return -1;
@@ -37,8 +142,7 @@ void sim_free(struct sim *s)
 {
 	flock_free(&s->flock);
 	predators_free(&s->pred);
-	if (s->search == SIM_GRID)
-		grid_free(&s->grid);
+	s->ops->free(s);
 	util_free(s->seen);
 	s->seen = NULL;
 }
@@ -54,8 +158,7 @@ static void enter_stage(struct sim *s, const struct scenario *st)
 	rules_params_init(&s->rp, st);
 	if (s->sc->has_wander)
 		memcpy(s->rp.target, target, sizeof target);
-	if (s->search == SIM_GRID)
-		s->grid.radius = grid_radius(st);
+	s->ops->stage(s, st);
 	s->cur = st;
 }
 
@@ -79,8 +182,6 @@ static void wander(struct sim *s)
 
 void sim_step(struct sim *s)
 {
-	double t0, t1;
-
 	while (s->next_stage < s->sc->n_stages &&
 	       s->sc->stages[s->next_stage].step <= s->step)
 		enter_stage(s, &s->sc->stages[s->next_stage++].sc);
@@ -89,20 +190,7 @@ void sim_step(struct sim *s)
 	rules_set_step(&s->rp, s->step);
 	s->rp.n_pred = s->pred.n;
 	memcpy(s->rp.pred_pos, s->pred.pos, sizeof s->rp.pred_pos);
-	t0 = util_seconds();
-	if (s->search == SIM_GRID) {
-		grid_build(&s->grid, &s->flock);
-		t1 = util_seconds();
-		predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
-		s->stats.candidates += grid_step(&s->grid, &s->flock, &s->rp, s->step);
-	} else {
-		t1 = t0;
-		predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
-		brute_step(&s->flock, &s->rp, s->step);
-		s->stats.candidates += (uint64_t)s->flock.n * s->flock.n;
-	}
-	s->stats.t_grid += t1 - t0;
-	s->stats.t_step += util_seconds() - t1;
+	s->ops->step(s);
 	s->stats.boid_steps += s->flock.n;
 	flock_swap(&s->flock, 0);
 	predators_swap(&s->pred);
@@ -206,15 +294,17 @@ int sim_check(struct sim *s, struct util_err *err)
 
 void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
 {
-	/* A grid for the current positions. The order it leaves is a function
-	 * of the state, the same the next step would make, so measuring
-	 * changes no result. Brute force keeps its slot order untouched. */
-	if (s->search == SIM_GRID) {
-		grid_build(&s->grid, &s->flock);
-		metrics_compute(m, &s->flock, &s->grid, &s->rp, row);
-	} else {
-		metrics_compute(m, &s->flock, NULL, &s->rp, row);
-	}
+	s->ops->measure(s, m, row);
+}
+
+enum ctx_simd sim_simd(const struct sim *s)
+{
+	return step_level(s->kern);
+}
+
+const char *sim_backend(const struct sim *s)
+{
+	return s->ops->name;
 }
 
 int sim_has_agents(const struct scenario *sc)
@@ -229,6 +319,12 @@ uint64_t sim_frame_capacity(const struct scenario *sc)
 
 size_t sim_frame(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
 		 uint32_t *groups)
+{
+	return s->ops->frame(s, out, ids, groups);
+}
+
+static size_t frame_serial(const struct sim *s, float *const out[FLOCK_FIELDS_MAX],
+			   uint32_t *ids, uint32_t *groups)
 {
 	const struct flock *f = &s->flock;
 	const size_t n = f->n;

@@ -22,8 +22,13 @@ struct sim_stats {
 	uint64_t candidates, boid_steps;
 };
 
+struct sim_ops;
+struct step_kernels;
+
 struct sim {
 	struct ctx ctx;             /* the caller's (a copy) */
+	const struct sim_ops *ops;  /* the backend of search (sim.c) */
+	const struct step_kernels *kern; /* the loops of ctx.simd's level */
 	const struct scenario *sc;
 	struct flock flock;
 	struct predators pred;
@@ -83,5 +88,10 @@ size_t sim_frame(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32
 
 /* The order parameters of the current state (metrics.h). */
 void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row);
+
+/* The SIMD level of the neighbour loop (ctx_simd_name), and the backend's
+ * name ("grid", "brute"). */
+enum ctx_simd sim_simd(const struct sim *s);
+const char *sim_backend(const struct sim *s);
 
 #endif

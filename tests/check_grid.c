@@ -82,7 +82,7 @@ static size_t check_sets(const char *text, void (*shape)(struct flock *))
 	load_ok(text, &sc);
 	rules_params_init(&rp, &sc);
 	ck_assert_int_eq(flock_init(&f, &sc, test_ctx.parallel_min, &err), 0);
-	ck_assert_int_eq(grid_init(&g, &sc, f.n, &test_ctx, &err), 0);
+	ck_assert_int_eq(grid_init(&g, &sc, f.n, &err), 0);
 	if (shape)
 		shape(&f);
 	grid_build(&g, &f);

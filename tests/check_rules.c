@@ -321,7 +321,7 @@ START_TEST(test_wrap_edge_neighbours)
 	params("{" BOX2 "}, \"radii\": {\"separation\": 0.5, \"alignment\": 2, \"cohesion\": 2}}",
 	       &sc, &rp);
 	ck_assert_int_eq(flock_init(&f, &sc, test_ctx.parallel_min, &err), 0);
-	ck_assert_int_eq(grid_init(&g, &sc, f.n, &test_ctx, &err), 0);
+	ck_assert_int_eq(grid_init(&g, &sc, f.n, &err), 0);
 	f.pos[0][0] = 0.5f;
 	f.pos[1][0] = 5.0f;
 	f.pos[0][1] = 9.5f;
