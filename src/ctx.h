@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+struct reduce;
+
 /* Below this many boids a parallel loop costs more in waking and joining
  * threads than it saves (and on a busy machine far more), so it runs on the
  * calling thread. Results do not depend on it; the tests set it to 0 to run
@@ -33,9 +35,13 @@ struct ctx {
 	void *log_user;
 	size_t parallel_min;
 	enum ctx_simd simd;
+	/* How the flock is split over processes: the reductions over the
+	 * whole of it (reduce.h); NULL: one process holds it all. */
+	const struct reduce *reduce;
 };
 
-/* Quiet to the world (no log), CTX_NORMAL, CTX_PARALLEL_MIN_DEFAULT, the best SIMD. */
+/* Quiet to the world (no log), CTX_NORMAL, CTX_PARALLEL_MIN_DEFAULT, the
+ * best SIMD, one process. */
 void ctx_init(struct ctx *c);
 
 /* Formats a message and hands it to c's log when level <= c->verbosity;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "reduce.h"
 #include "scenario.h"
 #include "util.h"
 
@@ -15,8 +16,11 @@
 struct flock {
 	int dims;
 	size_t n;
-	/* From this many boids its loops run on several threads (ctx.h). */
+	/* From this many boids its loops run on several threads (ctx.h);
+	 * the reductions over the whole flock, of which this may be a part
+	 * (reduce.h; NULL: the flock is whole). */
 	size_t parallel_min;
+	const struct reduce *reduce;
 	/* Room for the most boids alive at once (the population schedule's
 	 * capacity; n otherwise). */
 	size_t cap;

@@ -72,29 +72,40 @@ void grid_free(struct grid *g)
  * far away still gets a grid. */
 static void choose_extent(struct grid *g, const struct flock *f)
 {
+	float emin[3], emax[3];
 	int d;
 
-	for (d = 0; d < g->dims; d++) {
-		double lo, hi;
-
-		if (g->periodic) {
-			lo = g->box_lo[d];
-			hi = g->box_hi[d];
-		} else {
-			float mn = f->pos[d][0], mx = f->pos[d][0];
+	if (!g->periodic) {
+		for (d = 0; d < g->dims; d++) {
+			float mn = INFINITY, mx = -INFINITY;
 			const float *p = f->pos[d];
 			size_t i, n = f->n;
 
 			/* min and max are exact, so this reduction cannot depend
-			 * on the thread count. */
+			 * on the thread count, nor, through reduce.h, on how the
+			 * flock is split. */
 			#pragma omp parallel for reduction(min:mn) reduction(max:mx) schedule(static) \
 				if (n >= f->parallel_min)
 			for (i = 0; i < n; i++) {
 				mn = p[i] < mn ? p[i] : mn;
 				mx = p[i] > mx ? p[i] : mx;
 			}
-			lo = mn;
-			hi = mx;
+			emin[d] = mn;
+			emax[d] = mx;
+		}
+		reduce_minmax_f32(f->reduce, emin, emax, g->dims);
+	}
+	for (d = 0; d < g->dims; d++) {
+		double lo, hi;
+
+		if (g->periodic) {
+			lo = g->box_lo[d];
+			hi = g->box_hi[d];
+		} else if (emin[d] <= emax[d]) {
+			lo = emin[d];
+			hi = emax[d];
+		} else { /* no boid anywhere */
+			lo = hi = 0.0;
 		}
 		g->lo[d] = lo;
 		g->len[d] = hi - lo;
@@ -231,7 +242,9 @@ void grid_build(struct grid *g, struct flock *f)
 			#pragma omp barrier
 			if (pass == 1)
 				break;
-			/* sum of squared counts: an integer, the same in any order */
+			/* sum of squared counts: an integer, the same in any order (and,
+			 * through reduce.h, for a flock split into parts that hold whole
+			 * cells) */
 			#pragma omp for schedule(static) reduction(+:crowd)
 			for (c = 0; c < nc; c++) {
 				uint64_t m = 0;
@@ -246,7 +259,10 @@ void grid_build(struct grid *g, struct flock *f)
 			 * reach 1 (a large 3D box). */
 			#pragma omp single
 			{
-				redo = crowd > (uint64_t)GRID_CROWDED * n;
+				uint64_t sums[2] = {crowd, n}; /* over the whole flock */
+
+				reduce_sum_u64(f->reduce, sums, 2);
+				redo = sums[0] > (uint64_t)GRID_CROWDED * sums[1];
 				if (redo) {
 					g->reach = 2;
 					if (choose_cells(g)) {

@@ -3,6 +3,7 @@
  * the same for any thread count. */
 #include "config.h"
 #include "metrics.h"
+#include "reduce.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,8 +16,12 @@ double metrics_polarization(const struct flock *f)
 	size_t k;
 	int d;
 
-	if (f->n == 0)
+	uint64_t count = f->n;
+
+	reduce_sum_u64(f->reduce, &count, 1);
+	if (count == 0)
 		return 0.0;
+	reduce_fold_begin(f->reduce, sum, f->dims);
 	for (k = 0; k < f->n; k++) {
 		double v2 = 0, inv;
 
@@ -28,9 +33,10 @@ double metrics_polarization(const struct flock *f)
 		for (d = 0; d < f->dims; d++)
 			sum[d] += f->vel[d][k] * inv;
 	}
+	reduce_fold_end(f->reduce, sum, f->dims);
 	for (d = 0; d < f->dims; d++)
 		s2 += sum[d] * sum[d];
-	return sqrt(s2) / (double)f->n;
+	return sqrt(s2) / (double)count;
 }
 
 int metrics_init(struct metrics *m, size_t n, struct util_err *err)
@@ -57,32 +63,41 @@ void metrics_free(struct metrics *m)
  * an unbounded 2D environment", J. Graphics Tools 13(4), 2008: positions
  * become angles on a circle, the mean of their unit vectors is taken back
  * to a position. */
-static void centroid(const struct flock *f, const struct bounds *b, double c[3])
+/* Sums over the flock are folds in slot order (reduce.h), n the number of
+ * boids of the whole flock. */
+static void centroid(const struct flock *f, const struct bounds *b, double n, double c[3])
 {
+	double acc[6] = {0, 0, 0, 0, 0, 0}; /* per axis: the sum, or cos and sin sums */
 	int d;
 	size_t k;
 
 	for (d = 0; d < 3; d++)
 		c[d] = 0.0;
+	reduce_fold_begin(f->reduce, acc, 2 * f->dims);
 	for (d = 0; d < f->dims; d++) {
 		if (b->mode != BOUNDS_WRAP) {
-			double s = 0.0;
-
 			for (k = 0; k < f->n; k++)
-				s += f->pos[d][k];
-			c[d] = s / (double)f->n;
+				acc[2 * d] += f->pos[d][k];
 		} else {
-			double sx = 0.0, sy = 0.0, si, co, t;
+			double si, co, t;
 
 			for (k = 0; k < f->n; k++) {
 				/* angle in [-pi, pi) */
 				t = ((double)f->pos[d][k] - b->lo[d]) / b->len[d] * 2.0 * DETMATH_PI -
 				    DETMATH_PI;
 				detmath_sincos(t, &si, &co);
-				sx += co;
-				sy += si;
+				acc[2 * d] += co;
+				acc[2 * d + 1] += si;
 			}
-			t = atan2(sy, sx); /* libm: metrics only, never the state */
+		}
+	}
+	reduce_fold_end(f->reduce, acc, 2 * f->dims);
+	for (d = 0; d < f->dims; d++) {
+		if (b->mode != BOUNDS_WRAP) {
+			c[d] = acc[2 * d] / n;
+		} else {
+			double t = atan2(acc[2 * d + 1], acc[2 * d]); /* libm: metrics only, never the state */
+
 			c[d] = b->lo[d] + (t + DETMATH_PI) / (2.0 * DETMATH_PI) * b->len[d];
 		}
 	}
@@ -92,17 +107,26 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 		     const struct rules_params *rp, struct metrics_row *row)
 {
 	const struct bounds *b = &rp->ip.box;
-	double pol[3] = {0, 0, 0}, mill[3] = {0, 0, 0}, speed = 0, r2sum = 0, nnsum = 0;
-	size_t k, n = f->n;
+	/* The sums, folded in slot order: polarization and milling vectors,
+	 * speed, squared distance from the centroid, nearest-neighbour
+	 * distance, and the hue's vector. */
+	enum { POL = 0, MILL = 3, SPEED = 6, R2 = 7, NN = 8, HUE = 9, NSUMS = 11 };
+	double acc[NSUMS] = {0};
+	double *pol = acc + POL, *mill = acc + MILL, n;
+	uint64_t count = f->n;
+	size_t k;
 	int d, dims = f->dims;
 
 	memset(row, 0, sizeof *row);
-	centroid(f, b, row->centroid);
+	reduce_sum_u64(f->reduce, &count, 1);
+	n = (double)count;
+	centroid(f, b, n, row->centroid);
 	/* nearest neighbours in parallel, each slot its own entry */
-	#pragma omp parallel for schedule(dynamic, 256) if (n >= f->parallel_min)
-	for (k = 0; k < n; k++)
+	#pragma omp parallel for schedule(dynamic, 256) if (f->n >= f->parallel_min)
+	for (k = 0; k < f->n; k++)
 		m->nn[k] = sqrt(grid_nearest2(g, f, rp, k));
-	for (k = 0; k < n; k++) {
+	reduce_fold_begin(f->reduce, acc, NSUMS);
+	for (k = 0; k < f->n; k++) {
 		double v[3] = {0, 0, 0}, r[3] = {0, 0, 0}, v2 = 0, rr = 0, sp;
 
 		for (d = 0; d < dims; d++) {
@@ -118,9 +142,9 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 			rr += r[d] * r[d];
 		}
 		sp = sqrt(v2);
-		speed += sp;
-		r2sum += rr;
-		nnsum += isfinite(m->nn[k]) ? m->nn[k] : 0.0;
+		acc[SPEED] += sp;
+		acc[R2] += rr;
+		acc[NN] += isfinite(m->nn[k]) ? m->nn[k] : 0.0;
 		if (sp > 0.0) {
 			for (d = 0; d < dims; d++)
 				pol[d] += v[d] / sp;
@@ -136,21 +160,23 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 			}
 		}
 	}
+	if (f->has_hue)
+		for (k = 0; k < f->n; k++) {
+			acc[HUE] += f->hue[0][k];
+			acc[HUE + 1] += f->hue[1][k];
+		}
+	reduce_fold_end(f->reduce, acc, NSUMS);
 	row->polarization = sqrt(pol[0] * pol[0] + pol[1] * pol[1] + pol[2] * pol[2]) / n;
 	row->milling = sqrt(mill[0] * mill[0] + mill[1] * mill[1] + mill[2] * mill[2]) / n;
-	row->mean_speed = speed / n;
-	row->gyration = sqrt(r2sum / n);
-	row->nn_distance = n > 1 ? nnsum / n : 0.0;
+	row->mean_speed = acc[SPEED] / n;
+	row->gyration = sqrt(acc[R2] / n);
+	row->nn_distance = count > 1 ? acc[NN] / n : 0.0;
+	/* Connected components join boids of different parts: a split
+	 * flock needs its own (a union-find over the halo's links). */
 	row->groups = grid_groups(g, f, rp, rp->r2_max, m->parent);
 	if (f->has_hue) {
-		double h[2] = {0, 0};
-
-		for (k = 0; k < n; k++) {
-			h[0] += f->hue[0][k];
-			h[1] += f->hue[1][k];
-		}
 		row->has_hue = 1;
-		row->hue_order = sqrt(h[0] * h[0] + h[1] * h[1]) / n;
+		row->hue_order = sqrt(acc[HUE] * acc[HUE] + acc[HUE + 1] * acc[HUE + 1]) / n;
 	}
 }
 

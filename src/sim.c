@@ -129,6 +129,7 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	rc = flock_init(&s->flock, sc, s->ctx.parallel_min, err);
 	if (rc != 0)
 		return rc;
+	s->flock.reduce = s->ctx.reduce;
 	if (predators_init(&s->pred, sc, s->flock.cap, err) != 0 ||
 	    s->ops->init(s, err) != 0) {
 		predators_free(&s->pred);

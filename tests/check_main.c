@@ -31,6 +31,7 @@ int main(void)
 	srunner_add_suite(sr, models_suite());
 	srunner_add_suite(sr, behaviours_suite());
 	srunner_add_suite(sr, obstacles_suite());
+	srunner_add_suite(sr, reduce_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

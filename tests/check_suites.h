@@ -19,6 +19,7 @@ Suite *traj_suite(void);
 Suite *models_suite(void);
 Suite *behaviours_suite(void);
 Suite *obstacles_suite(void);
+Suite *reduce_suite(void);
 
 /* Loads a scenario from text, failing the test with the loader's message. */
 static inline void load_ok(const char *text, struct scenario *sc)
