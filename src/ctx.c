@@ -15,6 +15,7 @@ void ctx_init(struct ctx *c)
 	c->verbosity = CTX_NORMAL;
 	c->parallel_min = CTX_PARALLEL_MIN_DEFAULT;
 	c->simd = CTX_SIMD_BEST;
+	c->parts = 1;
 }
 
 void ctx_log(const struct ctx *c, int level, const char *fmt, ...)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 struct reduce;
+struct dist;
 
 /* Below this many boids a parallel loop costs more in waking and joining
  * threads than it saves (and on a busy machine far more), so it runs on the
@@ -36,8 +37,13 @@ struct ctx {
 	size_t parallel_min;
 	enum ctx_simd simd;
 	/* How the flock is split over processes: the reductions over the
-	 * whole of it (reduce.h); NULL: one process holds it all. */
+	 * whole of it (reduce.h); NULL: one process holds it all. With dist
+	 * (dist.h, an MPI communicator's), the simulation is split over its
+	 * parts, and this process is part number part of parts: part 0 alone
+	 * writes the outputs. */
 	const struct reduce *reduce;
+	struct dist *dist;
+	int part, parts;
 };
 
 /* Quiet to the world (no log), CTX_NORMAL, CTX_PARALLEL_MIN_DEFAULT, the

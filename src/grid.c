@@ -207,16 +207,50 @@ static void sort_cell(uint32_t *k, size_t m, const uint32_t *id)
 	}
 }
 
-void grid_build(struct grid *g, struct flock *f)
+int grid_choose_reach(struct grid *g, uint64_t crowd, uint64_t n)
+{
+	/* Not where the cells of r/2 would not fit max_cells: the larger cells
+	 * that would fit make reach 2 see farther than reach 1 (a large 3D
+	 * box). */
+	if (crowd > (uint64_t)GRID_CROWDED * n) {
+		g->reach = 2;
+		if (choose_cells(g)) {
+			g->reach = 1;
+			choose_cells(g);
+			return 0;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+void grid_geometry(struct grid *g, const struct flock *f)
+{
+	g->reach = 1;
+	choose_extent(g, f);
+	choose_cells(g);
+}
+
+size_t grid_cell(const struct grid *g, const struct flock *f, size_t k)
+{
+	return cell_of_slot(g, f, k);
+}
+
+uint32_t grid_row(const struct grid *g, const struct flock *f, size_t k)
+{
+	return axis_index(g, g->dims - 1, f->pos[g->dims - 1][k]);
+}
+
+/* plan: choose the geometry (grid_build), or keep the one set (grid_sort). */
+static void build(struct grid *g, struct flock *f, int plan)
 {
 	const size_t n = f->n;
 	const int dims = f->dims;
 	uint64_t crowd = 0;
 	int redo = 0;
 
-	g->reach = 1;
-	choose_extent(g, f);
-	choose_cells(g);
+	if (plan)
+		grid_geometry(g, f);
 
 	#pragma omp parallel num_threads(g->threads) if (n >= f->parallel_min)
 	{
@@ -240,7 +274,7 @@ void grid_build(struct grid *g, struct flock *f)
 			for (i = lo; i < hi; i++)
 				h[cell_of_slot(g, f, i)]++;
 			#pragma omp barrier
-			if (pass == 1)
+			if (pass == 1 || !plan)
 				break;
 			/* sum of squared counts: an integer, the same in any order (and,
 			 * through reduce.h, for a flock split into parts that hold whole
@@ -254,23 +288,12 @@ void grid_build(struct grid *g, struct flock *f)
 					m += g->hist[(size_t)tt * nc + c];
 				crowd += m * m;
 			}
-			/* Not where the cells of r/2 would not fit max_cells: the
-			 * larger cells that would fit make reach 2 see farther than
-			 * reach 1 (a large 3D box). */
 			#pragma omp single
 			{
 				uint64_t sums[2] = {crowd, n}; /* over the whole flock */
 
 				reduce_sum_u64(f->reduce, sums, 2);
-				redo = sums[0] > (uint64_t)GRID_CROWDED * sums[1];
-				if (redo) {
-					g->reach = 2;
-					if (choose_cells(g)) {
-						g->reach = 1;
-						choose_cells(g);
-						redo = 0;
-					}
-				}
+				redo = grid_choose_reach(g, sums[0], sums[1]);
 			}
 			if (!redo)
 				break;
@@ -366,6 +389,16 @@ void grid_build(struct grid *g, struct flock *f)
 		}
 	}
 	flock_swap(f, 1);
+}
+
+void grid_build(struct grid *g, struct flock *f)
+{
+	build(g, f, 1);
+}
+
+void grid_sort(struct grid *g, struct flock *f)
+{
+	build(g, f, 0);
 }
 
 /* The cells along one axis that can hold neighbours of cell c, offsets

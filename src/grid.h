@@ -65,6 +65,20 @@ void grid_free(struct grid *g);
  * so the neighbour sums are the same for any thread count. */
 void grid_build(struct grid *g, struct flock *f);
 
+/* grid_build's phases apart, for a flock split over processes (dist.c):
+ * the cells of reach 1 for the flock's extent (through f->reduce); the
+ * crowding rule, given the sum of squared counts of those cells and the
+ * number of boids, which sets reach 2 and its cells when crowded (returns
+ * 1 then); and the reorder into the cells set, boids of a cell by id. */
+void grid_geometry(struct grid *g, const struct flock *f);
+int grid_choose_reach(struct grid *g, uint64_t crowd, uint64_t n);
+void grid_sort(struct grid *g, struct flock *f);
+
+/* The cell of slot k along the last axis (a row in 2D, a plane in 3D:
+ * cells of one such index are consecutive in cell order). */
+uint32_t grid_row(const struct grid *g, const struct flock *f, size_t k);
+size_t grid_cell(const struct grid *g, const struct flock *f, size_t k);
+
 /* The slot ranges of the cells of the stencil around cell c (z, then y,
  * then x, offsets -reach .. +reach; under wrap with fewer cells than that,
  * each cell once): returns how many. */

@@ -20,6 +20,10 @@
 #include "run.h"
 #include "scenario.h"
 #include "util.h"
+#ifdef HAVE_MPI
+#include <mpi.h>
+#include "dist.h"
+#endif
 
 #define EXIT_USAGE 2
 #define MAX_OVERRIDES 256
@@ -269,8 +273,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 static int stop_requested(void *user)
 {
+	int stop = stop_signal;
+
 	(void)user;
-	return stop_signal;
+#ifdef HAVE_MPI
+	/* Every process stops at the same step: the first signal any of
+	 * them had (mpirun passes SIGINT and SIGTERM on to all). */
+	if (cmd_ctx.parts > 1)
+		MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#endif
+	return stop;
 }
 
 static void show_progress(void *user, const struct run_progress *p)
@@ -305,6 +317,54 @@ static void setup_ctx(struct ctx *c)
 		c->simd = level;
 }
 
+#ifdef HAVE_MPI
+static struct dist *dist;
+static int mpi_started;
+
+/* Under mpirun (or srun), MPI and, with more than one process, the split
+ * of the run (dist.h); a plain start runs as it always has, without MPI.
+ * The library calls MPI from the thread that called it only. */
+static int start_mpi(int *argc, char ***argv)
+{
+	struct util_err err = {{0}};
+	int provided, size;
+
+	if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK"))
+		return 0;
+	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+		fprintf(stderr, "boidsim: MPI did not start\n");
+		return -1;
+	}
+	mpi_started = 1;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size == 1)
+		return 0;
+	if (provided < MPI_THREAD_FUNNELED) {
+		fprintf(stderr, "boidsim: this MPI gives no thread support (MPI_THREAD_FUNNELED), "
+			"which OpenMP threads need\n");
+		return -1;
+	}
+	if (!(dist = dist_open(&(MPI_Comm){MPI_COMM_WORLD}, &err))) {
+		fprintf(stderr, "boidsim: %s\n", err.msg);
+		return -1;
+	}
+	cmd_ctx.dist = dist;
+	cmd_ctx.reduce = dist_reduce(dist);
+	cmd_ctx.part = dist_part(dist);
+	cmd_ctx.parts = dist_parts(dist);
+	if (cmd_ctx.part != 0) /* one voice: part 0's */
+		cmd_ctx.log = NULL;
+	return 0;
+}
+
+static void stop_mpi(void)
+{
+	dist_close(dist);
+	if (mpi_started)
+		MPI_Finalize();
+}
+#endif
+
 static int run(struct options *o)
 {
 	struct run_result res;
@@ -317,14 +377,34 @@ static int run(struct options *o)
 	o->ro.n_ov = o->n_ov;
 	o->ro.generator = generator;
 	o->ro.stop = stop_requested;
-	if (isatty(STDERR_FILENO) && cmd_ctx.verbosity >= CTX_NORMAL)
+	if (isatty(STDERR_FILENO) && cmd_ctx.verbosity >= CTX_NORMAL && cmd_ctx.part == 0)
 		o->ro.progress = show_progress;
 	status = run_scenario(&o->ro, &cmd_ctx, &res, &err);
+	if (cmd_ctx.parts > 1 && status != RUN_OK) {
+		/* Bad input or options are the same for every process, which all
+		 * stop before their first exchange: part 0 says so. Another
+		 * failure may be one process's alone, while the others wait for
+		 * it: it says why and ends them all. */
+		if (status == RUN_FAILED)
+			fprintf(stderr, "boidsim: %s\n", err.msg);
+		else if (cmd_ctx.part == 0)
+			fprintf(stderr, "boidsim: %s%s\n", err.msg,
+				status == RUN_BAD_OPTIONS ? " (see boidsim --help)" : "");
+#ifdef HAVE_MPI
+		if (status == RUN_FAILED)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+		return status == RUN_FAILED ? 1 : EXIT_USAGE;
+	}
 	if (status == RUN_BAD_OPTIONS)
 		return usage_error("%s", err.msg);
 	if (status != RUN_OK) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		return status;
+	}
+	if (o->ro.check && cmd_ctx.part != 0) {
+		free(res.json);
+		return 0;
 	}
 	if (o->ro.check) {
 		printf("%s\n", res.json);
@@ -378,7 +458,16 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+#ifdef HAVE_MPI
+	if (start_mpi(&argc, &argv) != 0) {
+		rc = 1;
+		goto out;
+	}
+#endif
 	rc = run(&o);
+#ifdef HAVE_MPI
+	stop_mpi();
+#endif
 out:
 	for (i = 0; i < o.n_ov; i++) {
 		if (o.owned[i]) {

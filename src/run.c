@@ -220,8 +220,19 @@ static void remove_spent(const struct checkpoint_files *cf, const char *output,
 
 /* The options' own checks, once the scenario is known; the format of -o
  * in *fmt. */
-static int check_options(const struct run_opts *o, enum traj_format *fmt, struct util_err *err)
+static int check_options(const struct run_opts *o, const struct ctx *ctx, enum traj_format *fmt,
+			 struct util_err *err)
 {
+	if (ctx && ctx->parts > 1) {
+		/* What a split run (dist.h) cannot do yet. */
+		if (o->checkpoint)
+			return bad_option(err, "--checkpoint: a run split over %d MPI processes "
+					  "cannot write checkpoints yet; run it in one process",
+					  ctx->parts);
+		if (o->check_invariants)
+			return bad_option(err, "--check-invariants: a run split over %d MPI "
+					  "processes cannot check them yet", ctx->parts);
+	}
 	if (o->format && traj_format_parse(o->format, fmt) != 0)
 		return bad_option(err, "--format %s: expected bin, csv or csv.gz", o->format);
 	if ((o->resume || o->checkpoint_every) && !o->checkpoint)
@@ -255,6 +266,10 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	uint64_t cap, every_m;
 	char *json = NULL;
 	int status = RUN_FAILED, d, rc, sim_ok = 0, met_ok = 0, refused, stopped = 0;
+	/* Of a run split over processes, part 0 alone writes; every part
+	 * takes part in its frames and rows (dist.h). */
+	const int writer = ctx == NULL || ctx->part == 0;
+	size_t agents_n = 0;
 	struct checkpoint_files resumed = {0};
 	uint64_t on_disk = UINT64_MAX; /* the step of the checkpoint on disk, if any */
 	struct metrics met;
@@ -271,7 +286,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	for (d = 0; d < sc.n_notes; d++)
 		ctx_log(ctx, CTX_NORMAL, "%s", sc.notes[d]);
-	if ((status = check_options(o, &fmt, err)) != 0)
+	if ((status = check_options(o, ctx, &fmt, err)) != 0)
 		goto out;
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
@@ -319,12 +334,14 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			    !(agents.group = util_alloc((size_t)cap, sizeof(uint32_t), err)))
 				goto out;
 		}
-		w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue,
-				     ag ? TRAJ_FLAG_AGENTS : 0, cap, sc.seed, generator, json,
-				     sc.compression, sc.precision, err);
-		if (w == NULL)
-			goto out;
-		traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
+		if (writer) {
+			w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue,
+					     ag ? TRAJ_FLAG_AGENTS : 0, cap, sc.seed, generator, json,
+					     sc.compression, sc.precision, err);
+			if (w == NULL)
+				goto out;
+			traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
+		}
 		if (o->resume) {
 			char src[4096];
 
@@ -341,9 +358,9 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		if (metrics_init(&met, (size_t)sc.capacity, err) != 0)
 			goto out;
 		met_ok = 1;
-		if (outfile_open(&mout, o->metrics, err) != 0)
+		if (writer && outfile_open(&mout, o->metrics, err) != 0)
 			goto out;
-		if (metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
+		if (writer && metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
 			goto metrics_failed;
 		if (o->resume && resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m,
 					     &refused, err) != 0) {
@@ -375,15 +392,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		if (ck && met_ok)
 			cf.metrics_bytes = (uint64_t)ftell(mout.fp);
 		/* Step 0, every K-th, the last, and wherever a stop is asked. */
-		if (w && (sim.step % sc.every == 0 || sim.step == sc.steps || stop)) {
+		if (o->output && (sim.step % sc.every == 0 || sim.step == sc.steps || stop)) {
 			double tw = util_seconds();
 
-			if (ag)
-				agents.n = sim_frame(&sim, frame, agents.id, agents.group);
-			else
-				flock_to_id_order(&sim.flock, frame);
-			if ((ag ? traj_write_frame_agents(w, sim.step, frame, ag, err) :
-			     traj_write_frame(w, sim.step, frame, err)) != 0)
+			agents.n = agents_n = sim_frame(&sim, frame, ag ? agents.id : NULL,
+							ag ? agents.group : NULL);
+			if (w && (ag ? traj_write_frame_agents(w, sim.step, frame, ag, err) :
+				  traj_write_frame(w, sim.step, frame, err)) != 0)
 				goto failed;
 			t_out += util_seconds() - tw;
 		}
@@ -391,7 +406,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			struct metrics_row row;
 
 			sim_measure(&sim, &met, &row);
-			if (metrics_write_row(mout.fp, sc.dims, sim.step, sc.dt, &row) != 0)
+			if (writer && metrics_write_row(mout.fp, sc.dims, sim.step, sc.dt, &row) != 0)
 				goto metrics_failed;
 		}
 		if (ck) {
@@ -434,13 +449,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			ctx_log(ctx, CTX_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
 				stopped ? "interrupted; wrote what was done to" : "wrote",
 				st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
-				o->output, sim.step, (uint64_t)sim.flock.n);
+				o->output, sim.step, (uint64_t)agents_n - (uint64_t)sim.pred.n);
 	}
 	res->stats = sim.stats;
 	res->seconds = util_seconds() - t0;
 	res->t_out = t_out;
-	if (met_ok && (stopped ? outfile_commit_partial(&mout, err) :
-			      outfile_commit(&mout, err)) != 0)
+	if (met_ok && writer && (stopped ? outfile_commit_partial(&mout, err) :
+					outfile_commit(&mout, err)) != 0)
 		goto failed;
 	if (!stopped && o->checkpoint) {
 		/* Done: the checkpoint and what a resumed run read are spent. */

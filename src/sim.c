@@ -7,26 +7,9 @@
 
 #include "rng.h"
 #include "step.h"
-
-/* The backends: what reads or orders the whole flock (the neighbour step,
- * the measurement, the frame in id order) behind one table, as CoMD puts
- * its potentials and halo exchange. Two run in one process: the grid, and
- * brute force (the oracle). A distributed backend replaces the step with a
- * halo exchange around it, the measurement with a reduction and the frame
- * with a gather, the rest of the simulation unchanged. */
-struct sim_ops {
-	const char *name;
-	int (*init)(struct sim *s, struct util_err *err);
-	void (*free)(struct sim *s);
-	/* New parameters in force (a schedule's stage). */
-	void (*stage)(struct sim *s, const struct scenario *st);
-	/* The neighbour sums and update of every boid into the flock's next
-	 * arrays, counting candidates and time into s->stats. */
-	void (*step)(struct sim *s);
-	void (*measure)(struct sim *s, struct metrics *m, struct metrics_row *row);
-	size_t (*frame)(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
-			uint32_t *groups);
-};
+#ifdef HAVE_MPI
+#include "dist.h"
+#endif
 
 static int grid_ops_init(struct sim *s, struct util_err *err)
 {
@@ -52,6 +35,7 @@ static void grid_ops_step(struct sim *s)
 	t1 = util_seconds();
 	predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
 	s->stats.candidates += step_grid(s->kern, &s->grid, &s->flock, &s->rp, s->step);
+	s->stats.boid_steps += s->flock.n;
 	s->stats.t_grid += t1 - t0;
 	s->stats.t_step += util_seconds() - t1;
 }
@@ -90,6 +74,7 @@ static void brute_ops_step(struct sim *s)
 	predators_step(&s->pred, s->cur, &s->rp.ip, &s->flock);
 	step_brute(&s->flock, &s->rp, s->step);
 	s->stats.candidates += (uint64_t)s->flock.n * s->flock.n;
+	s->stats.boid_steps += s->flock.n;
 	s->stats.t_step += util_seconds() - t0;
 }
 
@@ -99,7 +84,7 @@ static void brute_ops_measure(struct sim *s, struct metrics *m, struct metrics_r
 	metrics_compute(m, &s->flock, NULL, &s->rp, row);
 }
 
-static size_t frame_serial(const struct sim *s, float *const out[FLOCK_FIELDS_MAX],
+static size_t frame_serial(struct sim *s, float *const out[FLOCK_FIELDS_MAX],
 			   uint32_t *ids, uint32_t *groups);
 
 /* In enum sim_search order. */
@@ -124,19 +109,22 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	s->cur = sc;
 	s->search = search;
 	s->ops = &SIM_OPS[search];
+#ifdef HAVE_MPI
+	if (s->ctx.dist)
+		s->ops = dist_sim_ops();
+#endif
 	s->kern = step_kernels(s->ctx.simd);
 	rules_params_init(&s->rp, sc);
 	rc = flock_init(&s->flock, sc, s->ctx.parallel_min, err);
 	if (rc != 0)
 		return rc;
 	s->flock.reduce = s->ctx.reduce;
-	if (predators_init(&s->pred, sc, s->flock.cap, err) != 0 ||
-	    s->ops->init(s, err) != 0) {
+	rc = predators_init(&s->pred, sc, s->flock.cap, err) != 0 ? -1 : s->ops->init(s, err);
+	if (rc != 0) {
 		predators_free(&s->pred);
 		flock_free(&s->flock);
-		return -1;
 	}
-	return 0;
+	return rc;
 }
 
 void sim_free(struct sim *s)
@@ -192,7 +180,6 @@ void sim_step(struct sim *s)
 	s->rp.n_pred = s->pred.n;
 	memcpy(s->rp.pred_pos, s->pred.pos, sizeof s->rp.pred_pos);
 	s->ops->step(s);
-	s->stats.boid_steps += s->flock.n;
 	flock_swap(&s->flock, 0);
 	predators_swap(&s->pred);
 	s->step++;
@@ -318,13 +305,13 @@ uint64_t sim_frame_capacity(const struct scenario *sc)
 	return sc->capacity + (uint64_t)sc->n_predators;
 }
 
-size_t sim_frame(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+size_t sim_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
 		 uint32_t *groups)
 {
 	return s->ops->frame(s, out, ids, groups);
 }
 
-static size_t frame_serial(const struct sim *s, float *const out[FLOCK_FIELDS_MAX],
+static size_t frame_serial(struct sim *s, float *const out[FLOCK_FIELDS_MAX],
 			   uint32_t *ids, uint32_t *groups)
 {
 	const struct flock *f = &s->flock;

@@ -22,12 +22,34 @@ struct sim_stats {
 	uint64_t candidates, boid_steps;
 };
 
-struct sim_ops;
+struct sim;
 struct step_kernels;
+
+/* The backends: what reads or orders the whole flock (the neighbour step,
+ * the measurement, the frame in id order) behind one table, as CoMD puts
+ * its potentials and halo exchange. Two run in one process: the grid, and
+ * brute force (the oracle). A distributed backend replaces the step with a
+ * halo exchange around it, the measurement with a reduction and the frame
+ * with a gather, the rest of the simulation unchanged. */
+struct sim_ops {
+	const char *name;
+	/* 0, -1 (err filled), or -2 when the scenario cannot run on it. */
+	int (*init)(struct sim *s, struct util_err *err);
+	void (*free)(struct sim *s);
+	/* New parameters in force (a schedule's stage). */
+	void (*stage)(struct sim *s, const struct scenario *st);
+	/* The neighbour sums and update of every boid into the flock's next
+	 * arrays, counting candidates, boid-steps and time into s->stats. */
+	void (*step)(struct sim *s);
+	void (*measure)(struct sim *s, struct metrics *m, struct metrics_row *row);
+	size_t (*frame)(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+			uint32_t *groups);
+};
 
 struct sim {
 	struct ctx ctx;             /* the caller's (a copy) */
-	const struct sim_ops *ops;  /* the backend of search (sim.c) */
+	const struct sim_ops *ops;  /* the backend (sim.c, dist.c) */
+	void *be;                   /* its state */
 	const struct step_kernels *kern; /* the loops of ctx.simd's level */
 	const struct scenario *sc;
 	struct flock flock;
@@ -43,7 +65,8 @@ struct sim {
 	struct sim_stats stats;
 };
 
-/* Returns 0, -1, or -2 when the scenario cannot start (flock_init). ctx
+/* Returns 0, -1, or -2 when the scenario cannot start (flock_init, or a
+ * backend that cannot run it). ctx
  * may be NULL (ctx_init's defaults); it is copied. */
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     const struct ctx *ctx, struct util_err *err);
@@ -83,7 +106,7 @@ uint64_t sim_frame_capacity(const struct scenario *sc);
  * (trajectory groups 0 and 1) when they are not NULL. Predators have hue
  * 0. Every out[f], ids and groups needs room for sim_frame_capacity().
  * Returns the number of agents. */
-size_t sim_frame(const struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+size_t sim_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
 		 uint32_t *groups);
 
 /* The order parameters of the current state (metrics.h). */

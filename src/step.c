@@ -518,25 +518,32 @@ static size_t chunk_cells(const struct grid *g)
 uint64_t step_grid(const struct step_kernels *kern, const struct grid *g,
 		   const struct flock *f, const struct rules_params *rp, uint64_t step)
 {
+	return step_grid_cells(kern, g, f, rp, step, 0, g->ncells);
+}
+
+uint64_t step_grid_cells(const struct step_kernels *kern, const struct grid *g,
+			 const struct flock *f, const struct rules_params *rp, uint64_t step,
+			 size_t first, size_t end)
+{
 	const size_t chunk = chunk_cells(g);
-	const size_t nchunks = (g->ncells + chunk - 1) / chunk;
+	const size_t nchunks = (end - first + chunk - 1) / chunk;
 	uint64_t candidates = 0; /* an integer sum: exact in any order */
 	size_t ch;
 
 	#pragma omp parallel for schedule(dynamic, 1) reduction(+:candidates) \
 		if (f->n >= f->parallel_min)
 	for (ch = 0; ch < nchunks; ch++) {
-		const size_t c1 = ch * chunk + chunk < g->ncells ?
-				  ch * chunk + chunk : g->ncells;
+		const size_t c0 = first + ch * chunk;
+		const size_t c1 = c0 + chunk < end ? c0 + chunk : end;
 		/* The slots of a chunk's cells are consecutive, so its boids are
 		 * updated RULES_BATCH at a time across cell boundaries: the
 		 * batch's square roots and divisions, which bound the update by
 		 * their latency, then overlap. */
 		struct rules_acc acc[RULES_BATCH + 1]; /* one over when a pair ends a batch */
-		size_t c, k0 = g->cell_start[ch * chunk];
+		size_t c, k0 = g->cell_start[c0];
 		int nb = 0;
 
-		for (c = ch * chunk; c < c1; c++) {
+		for (c = c0; c < c1; c++) {
 			struct span sp[GRID_STENCIL_MAX];
 			uint32_t st[GRID_STENCIL_MAX], en[GRID_STENCIL_MAX];
 			size_t k, here = g->cell_start[c + 1] - g->cell_start[c];

@@ -27,6 +27,12 @@ enum ctx_simd step_level(const struct step_kernels *k);
 uint64_t step_grid(const struct step_kernels *k, const struct grid *g, const struct flock *f,
 		   const struct rules_params *rp, uint64_t step);
 
+/* The same for the boids of cells first .. end-1 only (the cells a part
+ * of a split flock owns; the others are its halo, read, not written). */
+uint64_t step_grid_cells(const struct step_kernels *k, const struct grid *g,
+			 const struct flock *f, const struct rules_params *rp, uint64_t step,
+			 size_t first, size_t end);
+
 /* The O(N^2) oracle: the same step by visiting every pair, in slot order. */
 void step_brute(const struct flock *f, const struct rules_params *rp, uint64_t step);
 

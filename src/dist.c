@@ -1,0 +1,559 @@
+/* dist.c: one run split over MPI processes in slabs of cells (dist.h). */
+#include "config.h"
+#include "dist.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flock.h"
+#include "grid.h"
+#include "metrics.h"
+#include "reduce.h"
+#include "sim.h"
+#include "step.h"
+
+#define DIST_TAG_FOLD 17
+
+struct dist {
+	MPI_Comm comm;
+	int part, parts;
+	struct reduce red;
+};
+
+/* A simulation's split: its slabs, its exchange buffers and, on part 0,
+ * the whole flock gathered for the metrics. */
+struct dist_sim {
+	struct dist *d;
+	int pending;           /* after a step: own boids are slots own0 .. own1-1 */
+	size_t own0, own1;
+	uint32_t *row_start;   /* parts + 1: the first row of each part's slab */
+	uint32_t *counts;      /* per cell */
+	size_t counts_cap;
+	uint32_t *sbuf, *rbuf; /* records (dist_words words a boid) */
+	size_t scap, rcap;
+	int *scnt, *sdsp, *rcnt, *rdsp;
+	int whole_ok;
+	struct flock whole;
+	struct grid wgrid;
+};
+
+/* ---- the reductions (reduce.h) over MPI ---- */
+
+static void mpi_minmax_f32(void *self, float *mn, float *mx, int n)
+{
+	struct dist *d = self;
+
+	MPI_Allreduce(MPI_IN_PLACE, mn, n, MPI_FLOAT, MPI_MIN, d->comm);
+	MPI_Allreduce(MPI_IN_PLACE, mx, n, MPI_FLOAT, MPI_MAX, d->comm);
+}
+
+static void mpi_sum_u64(void *self, uint64_t *v, int n)
+{
+	struct dist *d = self;
+
+	MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_SUM, d->comm);
+}
+
+/* A fold in part order: each part continues from the running totals of
+ * the parts before it, and the last part's totals go to every part. */
+static void mpi_fold_begin(void *self, double *acc, int n)
+{
+	struct dist *d = self;
+
+	if (d->part > 0)
+		MPI_Recv(acc, n, MPI_DOUBLE, d->part - 1, DIST_TAG_FOLD, d->comm, MPI_STATUS_IGNORE);
+}
+
+static void mpi_fold_end(void *self, double *acc, int n)
+{
+	struct dist *d = self;
+
+	if (d->part + 1 < d->parts)
+		MPI_Send(acc, n, MPI_DOUBLE, d->part + 1, DIST_TAG_FOLD, d->comm);
+	MPI_Bcast(acc, n, MPI_DOUBLE, d->parts - 1, d->comm);
+}
+
+static const struct reduce_ops MPI_REDUCE = {mpi_minmax_f32, mpi_sum_u64, mpi_fold_begin,
+					     mpi_fold_end};
+
+struct dist *dist_open(const void *comm, struct util_err *err)
+{
+	struct dist *d = calloc(1, sizeof *d);
+
+	if (d == NULL) {
+		util_err_set(err, "out of memory");
+		return NULL;
+	}
+	d->comm = *(const MPI_Comm *)comm;
+	MPI_Comm_rank(d->comm, &d->part);
+	MPI_Comm_size(d->comm, &d->parts);
+	d->red.ops = &MPI_REDUCE;
+	d->red.self = d;
+	return d;
+}
+
+void dist_close(struct dist *d)
+{
+	free(d);
+}
+
+int dist_part(const struct dist *d)
+{
+	return d->part;
+}
+
+int dist_parts(const struct dist *d)
+{
+	return d->parts;
+}
+
+const struct reduce *dist_reduce(const struct dist *d)
+{
+	return &d->red;
+}
+
+int dist_supports(const struct scenario *sc, struct util_err *err)
+{
+	if (sc->n_predators > 0) {
+		util_err_set(err, "predators: a run split over MPI processes cannot have them yet; "
+			     "run it in one process");
+		return -1;
+	}
+	if (sc->n_events > 0) {
+		util_err_set(err, "population: a run split over MPI processes cannot have "
+			     "population events yet; run it in one process");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- boids as records: id, positions, velocities, hue fields ---- */
+
+static size_t dist_words(const struct flock *f)
+{
+	return 1 + 2 * (size_t)f->dims + (size_t)f->hue_fields;
+}
+
+static void pack(const struct flock *f, size_t k, uint32_t *r)
+{
+	int d, w = 1;
+
+	r[0] = f->id[k];
+	for (d = 0; d < f->dims; d++)
+		memcpy(&r[w++], &f->pos[d][k], 4);
+	for (d = 0; d < f->dims; d++)
+		memcpy(&r[w++], &f->vel[d][k], 4);
+	for (d = 0; d < f->hue_fields; d++)
+		memcpy(&r[w++], &f->hue[d][k], 4);
+}
+
+static void unpack(struct flock *f, size_t k, const uint32_t *r)
+{
+	int d, w = 1;
+
+	f->id[k] = r[0];
+	for (d = 0; d < f->dims; d++)
+		memcpy(&f->pos[d][k], &r[w++], 4);
+	for (d = 0; d < f->dims; d++)
+		memcpy(&f->vel[d][k], &r[w++], 4);
+	for (d = 0; d < f->hue_fields; d++)
+		memcpy(&f->hue[d][k], &r[w++], 4);
+}
+
+static void move_slot(struct flock *f, size_t to, size_t from)
+{
+	int d;
+
+	f->id[to] = f->id[from];
+	for (d = 0; d < f->dims; d++) {
+		f->pos[d][to] = f->pos[d][from];
+		f->vel[d][to] = f->vel[d][from];
+	}
+	for (d = 0; d < f->hue_fields; d++)
+		f->hue[d][to] = f->hue[d][from];
+}
+
+/* After a step: the own boids to the front, the halo dropped. */
+static void compact(struct sim *s)
+{
+	struct dist_sim *ds = s->be;
+	struct flock *f = &s->flock;
+	size_t k;
+
+	if (!ds->pending)
+		return;
+	for (k = ds->own0; k < ds->own1; k++)
+		move_slot(f, k - ds->own0, k);
+	f->n = ds->own1 - ds->own0;
+	ds->pending = 0;
+}
+
+/* ---- slabs ---- */
+
+static uint32_t rows_of(const struct grid *g)
+{
+	return g->n[g->dims - 1];
+}
+
+/* Part p's slab: rows row_start[p] .. row_start[p+1]-1, an even share. */
+static void set_slabs(struct dist_sim *ds, const struct grid *g)
+{
+	const uint64_t rows = rows_of(g);
+	int p;
+
+	for (p = 0; p <= ds->d->parts; p++)
+		ds->row_start[p] = (uint32_t)(rows * (uint64_t)p / (uint64_t)ds->d->parts);
+}
+
+static int owner(const struct dist_sim *ds, uint32_t row)
+{
+	int lo = 0, hi = ds->d->parts - 1;
+
+	while (lo < hi) { /* the last part whose slab starts at or before row */
+		int mid = (lo + hi + 1) / 2;
+
+		if (ds->row_start[mid] <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Whether part q's halo holds row: within reach rows of its slab, around
+ * the box under wrap (where with few rows every row is within reach). */
+static int in_halo(const struct dist_sim *ds, const struct grid *g, int q, uint32_t row)
+{
+	const uint32_t a = ds->row_start[q], b = ds->row_start[q + 1], n = rows_of(g);
+	const uint32_t reach = (uint32_t)g->reach;
+
+	if (a == b || (row >= a && row < b))
+		return 0;
+	if (!g->periodic)
+		return (uint64_t)row + reach >= a && row < (uint64_t)b + reach;
+	return (a + n - row) % n <= reach || (row + n - (b - 1)) % n <= reach;
+}
+
+/* Sends records out by destination (dest[k] for slot k, -1: none; with
+ * halo, every part whose halo holds the slot's row) and appends what is
+ * received after slot keep of the flock. */
+static int exchange(struct sim *s, int halo, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	struct flock *f = &s->flock;
+	const struct grid *g = &s->grid;
+	const int parts = ds->d->parts, me = ds->d->part;
+	const size_t w = dist_words(f);
+	size_t k, kept = 0, total = 0, got = 0;
+	int q;
+
+	for (q = 0; q < parts; q++)
+		ds->scnt[q] = 0;
+	/* Count, then place: every record of one destination together. */
+	for (k = 0; k < f->n; k++) {
+		uint32_t row = grid_row(g, f, k);
+
+		if (halo) {
+			for (q = 0; q < parts; q++)
+				if (q != me && in_halo(ds, g, q, row))
+					ds->scnt[q]++;
+		} else if ((q = owner(ds, row)) != me) {
+			ds->scnt[q]++;
+		}
+	}
+	for (q = 0; q < parts; q++) {
+		ds->sdsp[q] = (int)total;
+		total += (size_t)ds->scnt[q] * w;
+	}
+	if (util_reserve_raw(&ds->sbuf, &ds->scap, (total + 1) * sizeof(uint32_t), err) != 0)
+		return -1;
+	{
+		int *at = ds->rdsp; /* scratch until the counts come back */
+
+		for (q = 0; q < parts; q++)
+			at[q] = ds->sdsp[q];
+		for (k = 0; k < f->n; k++) {
+			uint32_t row = grid_row(g, f, k);
+
+			if (halo) {
+				for (q = 0; q < parts; q++)
+					if (q != me && in_halo(ds, g, q, row)) {
+						pack(f, k, ds->sbuf + at[q]);
+						at[q] += (int)w;
+					}
+			} else if ((q = owner(ds, row)) != me) {
+				pack(f, k, ds->sbuf + at[q]);
+				at[q] += (int)w;
+			} else {
+				if (kept != k)
+					move_slot(f, kept, k);
+				kept++;
+			}
+		}
+	}
+	if (halo)
+		kept = f->n;
+	for (q = 0; q < parts; q++)
+		ds->scnt[q] *= (int)w;
+	MPI_Alltoall(ds->scnt, 1, MPI_INT, ds->rcnt, 1, MPI_INT, ds->d->comm);
+	for (q = 0; q < parts; q++) {
+		ds->rdsp[q] = (int)got;
+		got += (size_t)ds->rcnt[q];
+	}
+	if (kept + got / w > f->cap) {
+		util_err_set(err, "a part holds more boids than the flock");
+		return -1;
+	}
+	if (util_reserve_raw(&ds->rbuf, &ds->rcap, (got + 1) * sizeof(uint32_t), err) != 0)
+		return -1;
+	MPI_Alltoallv(ds->sbuf, ds->scnt, ds->sdsp, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
+		      MPI_UINT32_T, ds->d->comm);
+	for (k = 0; k < got / w; k++)
+		unpack(f, kept + k, ds->rbuf + k * w);
+	f->n = kept + got / w;
+	return 0;
+}
+
+/* This step's cells from the whole flock: the extent (through reduce.h),
+ * then the counts of the cells of reach 1, summed over the parts, for the
+ * crowding rule, as grid_build has them. */
+static int plan(struct sim *s, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	struct grid *g = &s->grid;
+	struct flock *f = &s->flock;
+	uint64_t crowd = 0, n = 0;
+	size_t k, c;
+
+	grid_geometry(g, f);
+	if (util_reserve(&ds->counts, &ds->counts_cap, g->ncells * sizeof(uint32_t), err) != 0)
+		return -1;
+	memset(ds->counts, 0, g->ncells * sizeof(uint32_t));
+	for (k = 0; k < f->n; k++)
+		ds->counts[grid_cell(g, f, k)]++;
+	MPI_Allreduce(MPI_IN_PLACE, ds->counts, (int)g->ncells, MPI_UINT32_T, MPI_SUM, ds->d->comm);
+	for (c = 0; c < g->ncells; c++) {
+		crowd += (uint64_t)ds->counts[c] * ds->counts[c];
+		n += ds->counts[c];
+	}
+	grid_choose_reach(g, crowd, n);
+	set_slabs(ds, g);
+	return 0;
+}
+
+/* The own boids to their slabs, the halo around them, all in cell order. */
+static int distribute(struct sim *s, size_t *first, size_t *end, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	struct grid *g = &s->grid;
+	size_t per_row;
+
+	compact(s);
+	if (plan(s, err) != 0 || exchange(s, 0, err) != 0 || exchange(s, 1, err) != 0)
+		return -1;
+	grid_sort(g, &s->flock);
+	per_row = g->ncells / rows_of(g);
+	*first = ds->row_start[ds->d->part] * per_row;
+	*end = ds->row_start[ds->d->part + 1] * per_row;
+	return 0;
+}
+
+/* ---- the backend ---- */
+
+static void dist_free_be(struct sim *s)
+{
+	struct dist_sim *ds = s->be;
+
+	if (ds == NULL)
+		return;
+	grid_free(&s->grid);
+	if (ds->whole_ok) {
+		flock_free(&ds->whole);
+		grid_free(&ds->wgrid);
+	}
+	util_free(ds->row_start);
+	util_free(ds->counts);
+	util_free(ds->sbuf);
+	util_free(ds->rbuf);
+	free(ds->scnt);
+	free(ds);
+	s->be = NULL;
+}
+
+static int dist_init_be(struct sim *s, struct util_err *err)
+{
+	struct dist_sim *ds;
+	struct flock *f = &s->flock;
+	size_t k, kept = 0;
+	int parts;
+
+	if (dist_supports(s->sc, err) != 0)
+		return -2;
+	if (s->search != SIM_GRID) {
+		util_err_set(err, "--neighbours brute: a run split over MPI processes uses the grid");
+		return -2;
+	}
+	if (!(ds = calloc(1, sizeof *ds))) {
+		util_err_set(err, "out of memory");
+		return -1;
+	}
+	s->be = ds;
+	ds->d = s->ctx.dist;
+	parts = ds->d->parts;
+	if (!(ds->row_start = util_alloc((size_t)parts + 1, sizeof(uint32_t), err)) ||
+	    !(ds->scnt = calloc((size_t)parts * 4, sizeof(int))) ||
+	    grid_init(&s->grid, s->sc, f->cap, err) != 0) {
+		if (ds->scnt == NULL)
+			util_err_set(err, "out of memory");
+		dist_free_be(s);
+		return -1;
+	}
+	ds->sdsp = ds->scnt + parts;
+	ds->rcnt = ds->sdsp + parts;
+	ds->rdsp = ds->rcnt + parts;
+	/* Every part drew the whole flock (the same draws, by id): each keeps
+	 * a share, which the first step sends to its slab. */
+	for (k = 0; k < f->n; k++)
+		if (f->id[k] % (uint32_t)parts == (uint32_t)ds->d->part) {
+			if (kept != k)
+				move_slot(f, kept, k);
+			kept++;
+		}
+	f->n = kept;
+	if (ds->d->part == 0) {
+		int rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
+
+		if (rc != 0 || grid_init(&ds->wgrid, s->sc, ds->whole.cap, err) != 0) {
+			if (rc == 0)
+				flock_free(&ds->whole);
+			dist_free_be(s);
+			return -1;
+		}
+		ds->whole_ok = 1;
+	}
+	return 0;
+}
+
+static void dist_stage(struct sim *s, const struct scenario *st)
+{
+	struct dist_sim *ds = s->be;
+
+	s->grid.radius = grid_radius(st);
+	if (ds->whole_ok)
+		ds->wgrid.radius = grid_radius(st);
+}
+
+static void dist_step(struct sim *s)
+{
+	struct dist_sim *ds = s->be;
+	struct util_err err;
+	size_t first = 0, end = 0;
+	double t0 = util_seconds(), t1;
+
+	/* Out of memory in an exchange leaves this part unable to go on: the
+	 * others wait in theirs, so the whole run ends here. */
+	if (distribute(s, &first, &end, &err) != 0)
+		MPI_Abort(ds->d->comm, 1);
+	t1 = util_seconds();
+	s->stats.candidates += step_grid_cells(s->kern, &s->grid, &s->flock, &s->rp, s->step,
+					       first, end);
+	ds->own0 = s->grid.cell_start[first];
+	ds->own1 = s->grid.cell_start[end];
+	ds->pending = 1;
+	s->stats.boid_steps += ds->own1 - ds->own0;
+	s->stats.t_grid += t1 - t0;
+	s->stats.t_step += util_seconds() - t1;
+}
+
+/* Every part's boids to part 0, as records; returns how many on part 0. */
+static size_t gather(struct sim *s, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	struct flock *f = &s->flock;
+	const size_t w = dist_words(f);
+	const int parts = ds->d->parts;
+	int mine, q;
+	size_t k, total = 0;
+
+	compact(s);
+	mine = (int)(f->n * w);
+	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), err) != 0)
+		MPI_Abort(ds->d->comm, 1);
+	for (k = 0; k < f->n; k++)
+		pack(f, k, ds->sbuf + k * w);
+	MPI_Gather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, 0, ds->d->comm);
+	if (ds->d->part == 0) {
+		for (q = 0; q < parts; q++) {
+			ds->rdsp[q] = (int)total;
+			total += (size_t)ds->rcnt[q];
+		}
+		if (util_reserve_raw(&ds->rbuf, &ds->rcap, (total + 1) * sizeof(uint32_t), err) != 0)
+			MPI_Abort(ds->d->comm, 1);
+	}
+	MPI_Gatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp, MPI_UINT32_T, 0,
+		    ds->d->comm);
+	return total / w;
+}
+
+static void dist_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
+{
+	struct dist_sim *ds = s->be;
+	struct util_err err;
+	size_t n = gather(s, &err), k;
+
+	memset(row, 0, sizeof *row);
+	if (ds->d->part != 0)
+		return;
+	/* The whole flock, measured as one process measures it: grid_build
+	 * puts it in the same cell order whatever order it arrives in. */
+	for (k = 0; k < n; k++)
+		unpack(&ds->whole, k, ds->rbuf + k * dist_words(&s->flock));
+	ds->whole.n = n;
+	grid_build(&ds->wgrid, &ds->whole);
+	metrics_compute(m, &ds->whole, &ds->wgrid, &s->rp, row);
+}
+
+static size_t dist_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
+			 uint32_t *groups)
+{
+	struct dist_sim *ds = s->be;
+	struct util_err err;
+	const struct flock *f = &s->flock;
+	const size_t w = dist_words(f);
+	const int dims = f->dims;
+	size_t n = gather(s, &err), k;
+	int d;
+
+	(void)ids;
+	(void)groups; /* no agents: predators and events are not split yet */
+	if (ds->d->part != 0)
+		return (size_t)s->sc->count;
+	for (k = 0; k < n; k++) {
+		const uint32_t *r = ds->rbuf + k * w;
+		const uint32_t id = r[0];
+		float x;
+
+		for (d = 0; d < 2 * dims; d++) {
+			memcpy(&x, &r[1 + d], 4);
+			out[d][id] = x;
+		}
+		if (f->has_hue) {
+			float c, sn;
+
+			memcpy(&c, &r[1 + 2 * dims], 4);
+			memcpy(&sn, &r[2 + 2 * dims], 4);
+			out[2 * dims][id] = flock_hue_turns(c, sn);
+		}
+	}
+	return n;
+}
+
+static const struct sim_ops DIST_OPS = {
+	"dist", dist_init_be, dist_free_be, dist_stage, dist_step, dist_measure, dist_frame,
+};
+
+const struct sim_ops *dist_sim_ops(void)
+{
+	return &DIST_OPS;
+}
