@@ -33,6 +33,7 @@ struct dist_sim {
 	uint32_t *sbuf, *rbuf; /* records (dist_words words a boid) */
 	size_t scap, rcap;
 	int *scnt, *sdsp, *rcnt, *rdsp;
+	double t_exchange;     /* this step's, in the exchanges */
 	int whole_ok;
 	struct flock whole;
 	struct grid wgrid;
@@ -309,6 +310,7 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 		return -1;
 	MPI_Alltoallv(ds->sbuf, ds->scnt, ds->sdsp, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
 		      MPI_UINT32_T, ds->d->comm);
+	s->stats.sent_step += (uint64_t)total * sizeof(uint32_t);
 	for (k = 0; k < got / w; k++)
 		unpack(f, kept + k, ds->rbuf + k * w);
 	f->n = kept + got / w;
@@ -348,10 +350,15 @@ static int distribute(struct sim *s, size_t *first, size_t *end, struct util_err
 	struct dist_sim *ds = s->be;
 	struct grid *g = &s->grid;
 	size_t per_row;
+	double t0;
 
 	compact(s);
-	if (plan(s, err) != 0 || exchange(s, 0, err) != 0 || exchange(s, 1, err) != 0)
+	if (plan(s, err) != 0)
 		return -1;
+	t0 = util_seconds();
+	if (exchange(s, 0, err) != 0 || exchange(s, 1, err) != 0)
+		return -1;
+	ds->t_exchange = util_seconds() - t0;
 	grid_sort(g, &s->flock);
 	per_row = g->ncells / rows_of(g);
 	*first = ds->row_start[ds->d->part] * per_row;
@@ -456,6 +463,8 @@ static void dist_step(struct sim *s)
 	if (distribute(s, &first, &end, &err) != 0)
 		MPI_Abort(ds->d->comm, 1);
 	t1 = util_seconds();
+	s->stats.t_exchange += ds->t_exchange;
+	ds->t_exchange = 0;
 	s->stats.candidates += step_grid_cells(s->kern, &s->grid, &s->flock, &s->rp, s->step,
 					       first, end);
 	ds->own0 = s->grid.cell_start[first];
@@ -493,6 +502,8 @@ static size_t gather(struct sim *s, struct util_err *err)
 	}
 	MPI_Gatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp, MPI_UINT32_T, 0,
 		    ds->d->comm);
+	if (ds->d->part != 0)
+		s->stats.sent_gather += (uint64_t)mine * sizeof(uint32_t);
 	return total / w;
 }
 

@@ -85,8 +85,34 @@ static int usage_error(const char *fmt, const char *arg)
 /* -v: where the time of the step loop went, and the work per boid-step. */
 static void report_stats(const struct run_result *r, enum sim_search search)
 {
-	const struct sim_stats *st = &r->stats;
-	double per = st->boid_steps ? 1.0 / (double)st->boid_steps : 0.0, total = r->seconds;
+	struct sim_stats all = r->stats;
+	const struct sim_stats *st = &all;
+	double per, total = r->seconds;
+
+#ifdef HAVE_MPI
+	/* Of a split run: the work of every process, the slowest's times. */
+	if (cmd_ctx.parts > 1) {
+		uint64_t u[4] = {all.candidates, all.boid_steps, all.sent_step, all.sent_gather};
+		double t[4] = {all.t_grid, all.t_step, all.t_exchange, total};
+
+		MPI_Allreduce(MPI_IN_PLACE, u, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		all.candidates = u[0];
+		all.boid_steps = u[1];
+		all.sent_step = u[2];
+		all.sent_gather = u[3];
+		all.t_grid = t[0];
+		all.t_step = t[1];
+		all.t_exchange = t[2];
+		total = t[3];
+		ctx_log(&cmd_ctx, CTX_VERBOSE, "%d MPI processes: %.0f bytes sent a step between them "
+			"(boids leaving their slabs and halos), %.3f s exchanging (the slowest); "
+			"%" PRIu64 " bytes gathered for frames and metrics",
+			cmd_ctx.parts, r->step ? (double)all.sent_step / (double)r->step : 0.0,
+			all.t_exchange, all.sent_gather);
+	}
+#endif
+	per = st->boid_steps ? 1.0 / (double)st->boid_steps : 0.0;
 
 	ctx_log(&cmd_ctx, CTX_VERBOSE, "time %.3f s: grid build %.3f s, neighbours and update %.3f s, "
 		"output %.3f s, other %.3f s; %.3g boid-steps/s; %.1f candidates per boid-step; "

@@ -16,10 +16,14 @@ enum sim_search { SIM_GRID = 0, SIM_BRUTE };
 
 /* Where the time of the steps went, for -v: seconds spent sorting into
  * cells, and gathering neighbours with the update (one fused loop); the
- * number of candidate pairs examined and of boid-steps done. */
+ * number of candidate pairs examined and of boid-steps done; of a run split
+ * over processes (dist.h), the bytes this process sent to the others in
+ * the steps (boids leaving its slab, its halo to the others) and in the
+ * gathers of frames and metrics, and the seconds it spent exchanging. */
 struct sim_stats {
-	double t_grid, t_step;
+	double t_grid, t_step, t_exchange;
 	uint64_t candidates, boid_steps;
+	uint64_t sent_step, sent_gather;
 };
 
 struct sim;
