@@ -317,30 +317,46 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 	return 0;
 }
 
-/* This step's cells from the whole flock: the extent (through reduce.h),
- * then the counts of the cells of reach 1, summed over the parts, for the
- * crowding rule, as grid_build has them. */
+/* This step's cells from the whole flock, and every boid in its slab:
+ * the extent (through reduce.h) gives the cells of reach 1; the boids go
+ * to the slabs of those cells, each cell then whole in one part, so the
+ * crowding rule's sum of squared counts is the sum of the parts' own sums,
+ * two integers (not the cells' counts); when crowded, the cells of reach 2
+ * and their slabs, and the boids go there. */
 static int plan(struct sim *s, struct util_err *err)
 {
 	struct dist_sim *ds = s->be;
 	struct grid *g = &s->grid;
 	struct flock *f = &s->flock;
-	uint64_t crowd = 0, n = 0;
-	size_t k, c;
+	uint64_t sums[2] = {0, f->n};
+	size_t k, c, first, cells;
+	double t0;
 
 	grid_geometry(g, f);
-	if (util_reserve(&ds->counts, &ds->counts_cap, g->ncells * sizeof(uint32_t), err) != 0)
-		return -1;
-	memset(ds->counts, 0, g->ncells * sizeof(uint32_t));
-	for (k = 0; k < f->n; k++)
-		ds->counts[grid_cell(g, f, k)]++;
-	MPI_Allreduce(MPI_IN_PLACE, ds->counts, (int)g->ncells, MPI_UINT32_T, MPI_SUM, ds->d->comm);
-	for (c = 0; c < g->ncells; c++) {
-		crowd += (uint64_t)ds->counts[c] * ds->counts[c];
-		n += ds->counts[c];
-	}
-	grid_choose_reach(g, crowd, n);
 	set_slabs(ds, g);
+	t0 = util_seconds();
+	if (exchange(s, 0, err) != 0)
+		return -1;
+	ds->t_exchange += util_seconds() - t0;
+	first = ds->row_start[ds->d->part] * (g->ncells / rows_of(g));
+	cells = (ds->row_start[ds->d->part + 1] - ds->row_start[ds->d->part]) *
+		(g->ncells / rows_of(g));
+	if (util_reserve(&ds->counts, &ds->counts_cap, (cells + 1) * sizeof(uint32_t), err) != 0)
+		return -1;
+	memset(ds->counts, 0, cells * sizeof(uint32_t));
+	for (k = 0; k < f->n; k++)
+		ds->counts[grid_cell(g, f, k) - first]++;
+	for (c = 0; c < cells; c++)
+		sums[0] += (uint64_t)ds->counts[c] * ds->counts[c];
+	sums[1] = f->n;
+	reduce_sum_u64(f->reduce, sums, 2);
+	if (grid_choose_reach(g, sums[0], sums[1])) {
+		set_slabs(ds, g);
+		t0 = util_seconds();
+		if (exchange(s, 0, err) != 0)
+			return -1;
+		ds->t_exchange += util_seconds() - t0;
+	}
 	return 0;
 }
 
@@ -353,12 +369,13 @@ static int distribute(struct sim *s, size_t *first, size_t *end, struct util_err
 	double t0;
 
 	compact(s);
+	ds->t_exchange = 0;
 	if (plan(s, err) != 0)
 		return -1;
 	t0 = util_seconds();
-	if (exchange(s, 0, err) != 0 || exchange(s, 1, err) != 0)
+	if (exchange(s, 1, err) != 0)
 		return -1;
-	ds->t_exchange = util_seconds() - t0;
+	ds->t_exchange += util_seconds() - t0;
 	grid_sort(g, &s->flock);
 	per_row = g->ncells / rows_of(g);
 	*first = ds->row_start[ds->d->part] * per_row;

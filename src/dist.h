@@ -5,10 +5,12 @@
  * cells in 2D, planes in 3D): cell order runs along that axis slowest, so
  * each process owns a stretch of the global cell order, and the slabs in
  * process order are the whole flock in the order one process would hold
- * it. Each step, every process takes the grid's geometry from reductions
- * over the whole flock (the extent's min and max, the cells' counts for
- * the crowding rule: exact), sends the boids that left its slab to their
- * owners, receives copies of the boids in the rows within the stencil's
+ * it. Each step, every process takes the grid's geometry from exact
+ * reductions over the whole flock (the extent's min and max; for the
+ * crowding rule, once each boid is in the slab of its cell of reach 1 and
+ * so each cell whole in one process, the sum of the processes' sums of
+ * squared counts), sends the boids that left its slab to their owners,
+ * receives copies of the boids in the rows within the stencil's
  * reach of its slab (its halo), sorts its boids and halo into cell order
  * and steps the boids of its own cells. A boid sees the same neighbours in
  * the same slots of the same spans as in one process, so its sums and
