@@ -44,6 +44,12 @@ struct ctx {
 	const struct reduce *reduce;
 	struct dist *dist;
 	int part, parts;
+	/* Of a split run: every part's status at the end of its setup, in
+	 * one collective call (a part that fails its setup still makes it):
+	 * returns the worst (largest), and sets *uniform when all were the
+	 * same. NULL: one process. */
+	int (*agree)(void *user, int status, int *uniform);
+	void *agree_user;
 };
 
 /* Quiet to the world (no log), CTX_NORMAL, CTX_PARALLEL_MIN_DEFAULT, the

@@ -347,6 +347,16 @@ static void setup_ctx(struct ctx *c)
 static struct dist *dist;
 static int mpi_started;
 
+static int agree_status(void *user, int status, int *uniform)
+{
+	int v[2] = {status, -status};
+
+	(void)user;
+	MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	*uniform = v[0] == -v[1];
+	return v[0];
+}
+
 /* Under mpirun (or srun), MPI and, with more than one process, the split
  * of the run (dist.h); a plain start runs as it always has, without MPI.
  * The library calls MPI from the thread that called it only. */
@@ -378,6 +388,7 @@ static int start_mpi(int *argc, char ***argv)
 	cmd_ctx.reduce = dist_reduce(dist);
 	cmd_ctx.part = dist_part(dist);
 	cmd_ctx.parts = dist_parts(dist);
+	cmd_ctx.agree = agree_status;
 	if (cmd_ctx.part != 0) /* one voice: part 0's */
 		cmd_ctx.log = NULL;
 	return 0;
@@ -407,17 +418,19 @@ static int run(struct options *o)
 		o->ro.progress = show_progress;
 	status = run_scenario(&o->ro, &cmd_ctx, &res, &err);
 	if (cmd_ctx.parts > 1 && status != RUN_OK) {
-		/* Bad input or options are the same for every process, which all
-		 * stop before their first exchange: part 0 says so. Another
-		 * failure may be one process's alone, while the others wait for
-		 * it: it says why and ends them all. */
-		if (status == RUN_FAILED)
-			fprintf(stderr, "boidsim: %s\n", err.msg);
-		else if (cmd_ctx.part == 0)
+		/* A failure before the first step: every process learnt the
+		 * worst status (ctx.agree) and ends with it; the ones that
+		 * failed say why, part 0 alone when all failed alike (the same
+		 * scenario, the same options). A failure in the steps may be
+		 * one process's alone, while the others wait for it: it says
+		 * why and ends them all. */
+		int setup = !res.started;
+
+		if (!res.others && (cmd_ctx.part == 0 || !res.uniform || !setup))
 			fprintf(stderr, "boidsim: %s%s\n", err.msg,
 				status == RUN_BAD_OPTIONS ? " (see boidsim --help)" : "");
 #ifdef HAVE_MPI
-		if (status == RUN_FAILED)
+		if (!setup)
 			MPI_Abort(MPI_COMM_WORLD, 1);
 #endif
 		return status == RUN_FAILED ? 1 : EXIT_USAGE;

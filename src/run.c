@@ -253,6 +253,19 @@ static int check_options(const struct run_opts *o, const struct ctx *ctx, enum t
 	return check_distinct(o, *fmt, err);
 }
 
+/* The status of the setup of every part of a split run (ctx.agree): the
+ * worst of them. */
+static int agree(const struct ctx *ctx, int status, struct run_result *res)
+{
+	int uniform = 1, all;
+
+	if (ctx == NULL || ctx->agree == NULL)
+		return status;
+	all = ctx->agree(ctx->agree_user, status, &uniform);
+	res->uniform = uniform;
+	return all;
+}
+
 int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_result *res,
 		 struct util_err *err)
 {
@@ -265,7 +278,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	const char *generator = o->generator ? o->generator : "boidsim";
 	uint64_t cap, every_m;
 	char *json = NULL;
-	int status = RUN_FAILED, d, rc, sim_ok = 0, met_ok = 0, refused, stopped = 0;
+	int status = RUN_FAILED, d, rc, sim_ok = 0, met_ok = 0, refused, stopped = 0, agreed = 0;
 	/* Of a run split over processes, part 0 alone writes; every part
 	 * takes part in its frames and rows (dist.h). */
 	const int writer = ctx == NULL || ctx->part == 0;
@@ -278,9 +291,12 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	double t0, last = 0, t_out = 0;
 
 	memset(res, 0, sizeof *res);
-	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, err) != 0)
+	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, err) != 0) {
+		agree(ctx, RUN_BAD_INPUT, res);
 		return RUN_BAD_INPUT;
+	}
 	if (start_load(&sc, err) != 0) {
+		agree(ctx, RUN_BAD_INPUT, res);
 		scenario_free(&sc);
 		return RUN_BAD_INPUT;
 	}
@@ -368,6 +384,15 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			goto out;
 		}
 	}
+	/* Every part set up, or none goes on (one that failed says why). */
+	agreed = 1;
+	if ((status = agree(ctx, RUN_OK, res)) != RUN_OK) {
+		res->others = 1;
+		util_err_set(err, "another process of the run could not start it");
+		goto out;
+	}
+	status = RUN_FAILED;
+	res->started = 1;
 	t0 = util_seconds();
 	if (o->resume)
 		on_disk = sim.step;
@@ -480,6 +505,8 @@ failed:
 			     o->checkpoint, on_disk);
 	}
 out:
+	if (!agreed) /* a setup that failed, or --check */
+		agree(ctx, status, res);
 	checkpoint_files_free(&resumed);
 	if (outfile_abort(&mout, &aerr) != 0)
 		ctx_log(ctx, CTX_VERBOSE, "%s", aerr.msg);

@@ -59,6 +59,11 @@ struct run_result {
 	double seconds;       /* the step loop's, outputs included */
 	double t_out;         /* of it, writing the trajectory */
 	enum ctx_simd simd;   /* the neighbour loop's level */
+	/* Of a split run (ctx.agree) that failed before its first step: every
+	 * part failed alike (uniform), or this part set up well and another
+	 * did not (others: err says so). */
+	int uniform, others;
+	int started;          /* the setup was over: the steps began */
 };
 
 /* Runs o under ctx. Returns a run_status; on anything but RUN_OK err holds

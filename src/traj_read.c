@@ -192,7 +192,6 @@ static char *read_string(struct traj_reader *r, uint32_t len, uLong *crc)
 		free(s);
 		return NULL;
 	}
-	r->parallel_min = CTX_PARALLEL_MIN_DEFAULT;
 	s[len] = '\0';
 	*crc = crc32(*crc, (const Bytef *)s, len);
 	return s;
@@ -1849,6 +1848,7 @@ static struct traj_reader *reader_open(const char *path, int fd, int regular, co
 			close(fd);
 		return NULL;
 	}
+	r->parallel_min = CTX_PARALLEL_MIN_DEFAULT;
 	r->fd = -1;
 	r->name = name;
 	r->regular_fd = !path && regular;
