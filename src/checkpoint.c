@@ -69,11 +69,10 @@ static int park_field_used(const struct flock *f, int d)
 	return d < 6 ? d % 3 < f->dims : d - 6 < f->hue_fields;
 }
 
-int checkpoint_write(const char *path, const struct sim *s, const char *scenario_json,
-		     const char *generator, const struct checkpoint_files *files,
-		     struct util_err *err)
+int checkpoint_write(const char *path, const struct sim *s, const struct flock *f,
+		     const char *scenario_json, const char *generator,
+		     const struct checkpoint_files *files, struct util_err *err)
 {
-	const struct flock *f = &s->flock;
 	struct outfile o;
 	struct sink k = {NULL, 0, 0};
 	float *buf[FLOCK_FIELDS_MAX + 3] = {0};

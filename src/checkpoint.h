@@ -22,11 +22,12 @@ struct checkpoint_files {
 	uint32_t output_sum, metrics_sum;
 };
 
-/* Writes the state of s (id order), the effective scenario and the files
- * atomically to path: temporary file, fsync, rename, directory sync. */
-int checkpoint_write(const char *path, const struct sim *s, const char *scenario_json,
-		     const char *generator, const struct checkpoint_files *files,
-		     struct util_err *err);
+/* Writes the state of s (id order), its boids those of f (the whole flock,
+ * sim_whole), the effective scenario and the files atomically to path:
+ * temporary file, fsync, rename, directory sync. */
+int checkpoint_write(const char *path, const struct sim *s, const struct flock *f,
+		     const char *scenario_json, const char *generator,
+		     const struct checkpoint_files *files, struct util_err *err);
 
 /* Loads path into s (already initialised from the same scenario): refused
  * unless its scenario and generator are exactly these, and its state one

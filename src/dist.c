@@ -22,8 +22,10 @@ struct dist {
 	struct reduce red;
 };
 
-/* A simulation's split: its slabs, its exchange buffers and, on part 0,
- * the whole flock gathered for the metrics. */
+/* A simulation's split: its slabs, its exchange buffers and the whole
+ * flock: on every part, its live ids and disabled boids, which population
+ * events change alike everywhere (dist_events); on part 0, the boids too
+ * when gathered (for frames, metrics, predators and checkpoints). */
 struct dist_sim {
 	struct dist *d;
 	int pending;           /* after a step: own boids are slots own0 .. own1-1 */
@@ -35,9 +37,9 @@ struct dist_sim {
 	size_t scap, rcap;
 	int *scnt, *sdsp, *rcnt, *rdsp;
 	double t_exchange;     /* this step's, in the exchanges */
-	int whole_ok;
+	int whole_ok, wgrid_ok;
 	struct flock whole;
-	struct grid wgrid;
+	struct grid wgrid;     /* part 0's, for the metrics */
 };
 
 /* ---- the reductions (reduce.h) over MPI ---- */
@@ -115,21 +117,6 @@ const struct reduce *dist_reduce(const struct dist *d)
 	return &d->red;
 }
 
-int dist_supports(const struct scenario *sc, struct util_err *err)
-{
-	if (sc->n_predators > 0) {
-		util_err_set(err, "predators: a run split over MPI processes cannot have them yet; "
-			     "run it in one process");
-		return -1;
-	}
-	if (sc->n_events > 0) {
-		util_err_set(err, "population: a run split over MPI processes cannot have "
-			     "population events yet; run it in one process");
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- boids as records: id, positions, velocities, hue fields ---- */
 
 static size_t dist_words(const struct flock *f)
@@ -163,17 +150,23 @@ static void unpack(struct flock *f, size_t k, const uint32_t *r)
 		memcpy(&f->hue[d][k], &r[w++], 4);
 }
 
-static void move_slot(struct flock *f, size_t to, size_t from)
+/* Slot from of flock src into slot to of flock dst (the same shape). */
+static void copy_boid(struct flock *dst, size_t to, const struct flock *src, size_t from)
 {
 	int d;
 
-	f->id[to] = f->id[from];
-	for (d = 0; d < f->dims; d++) {
-		f->pos[d][to] = f->pos[d][from];
-		f->vel[d][to] = f->vel[d][from];
+	dst->id[to] = src->id[from];
+	for (d = 0; d < src->dims; d++) {
+		dst->pos[d][to] = src->pos[d][from];
+		dst->vel[d][to] = src->vel[d][from];
 	}
-	for (d = 0; d < f->hue_fields; d++)
-		f->hue[d][to] = f->hue[d][from];
+	for (d = 0; d < src->hue_fields; d++)
+		dst->hue[d][to] = src->hue[d][from];
+}
+
+static void move_slot(struct flock *f, size_t to, size_t from)
+{
+	copy_boid(f, to, f, from);
 }
 
 /* After a step: the own boids to the front, the halo dropped. */
@@ -393,10 +386,10 @@ static void dist_free_be(struct sim *s)
 	if (ds == NULL)
 		return;
 	grid_free(&s->grid);
-	if (ds->whole_ok) {
+	if (ds->whole_ok)
 		flock_free(&ds->whole);
+	if (ds->wgrid_ok)
 		grid_free(&ds->wgrid);
-	}
 	util_free(ds->row_start);
 	util_free(ds->counts);
 	util_free(ds->sbuf);
@@ -411,10 +404,8 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 	struct dist_sim *ds;
 	struct flock *f = &s->flock;
 	size_t k, kept = 0;
-	int parts;
+	int parts, rc;
 
-	if (dist_supports(s->sc, err) != 0)
-		return -2;
 	if (s->search != SIM_GRID) {
 		util_err_set(err, "--neighbours brute: a run split over MPI processes uses the grid");
 		return -2;
@@ -452,16 +443,18 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 			kept++;
 		}
 	f->n = kept;
+	rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
+	if (rc != 0) {
+		dist_free_be(s);
+		return rc;
+	}
+	ds->whole_ok = 1;
 	if (ds->d->part == 0) {
-		int rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
-
-		if (rc != 0 || grid_init(&ds->wgrid, s->sc, ds->whole.cap, err) != 0) {
-			if (rc == 0)
-				flock_free(&ds->whole);
+		if (grid_init(&ds->wgrid, s->sc, ds->whole.cap, err) != 0) {
 			dist_free_be(s);
 			return -1;
 		}
-		ds->whole_ok = 1;
+		ds->wgrid_ok = 1;
 	}
 	return 0;
 }
@@ -471,8 +464,76 @@ static void dist_stage(struct sim *s, const struct scenario *st)
 	struct dist_sim *ds = s->be;
 
 	s->grid.radius = grid_radius(st);
-	if (ds->whole_ok)
+	if (ds->wgrid_ok)
 		ds->wgrid.radius = grid_radius(st);
+}
+
+/* Every part's boids to part 0 (all: to every part), into the whole
+ * flock's slots in part order; returns how many the whole flock has. Out
+ * of memory here leaves this part unable to go on while the others wait
+ * in the collective, so the whole run ends. */
+static size_t collect(struct sim *s, int all)
+{
+	struct dist_sim *ds = s->be;
+	struct flock *f = &s->flock;
+	struct util_err err;
+	const size_t w = dist_words(f);
+	const int parts = ds->d->parts, recv = all || ds->d->part == 0;
+	int mine, q;
+	size_t k, total = 0;
+
+	compact(s);
+	mine = (int)(f->n * w);
+	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), &err) != 0)
+		MPI_Abort(ds->d->comm, 1);
+	for (k = 0; k < f->n; k++)
+		pack(f, k, ds->sbuf + k * w);
+	if (all)
+		MPI_Allgather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, ds->d->comm);
+	else
+		MPI_Gather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, 0, ds->d->comm);
+	if (recv) {
+		for (q = 0; q < parts; q++) {
+			ds->rdsp[q] = (int)total;
+			total += (size_t)ds->rcnt[q];
+		}
+		if (util_reserve_raw(&ds->rbuf, &ds->rcap, (total + 1) * sizeof(uint32_t), &err) != 0)
+			MPI_Abort(ds->d->comm, 1);
+	}
+	if (all)
+		MPI_Allgatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
+			       MPI_UINT32_T, ds->d->comm);
+	else
+		MPI_Gatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
+			    MPI_UINT32_T, 0, ds->d->comm);
+	if (all)
+		s->stats.sent_gather += (uint64_t)mine * sizeof(uint32_t) * (uint64_t)(parts - 1);
+	else if (ds->d->part != 0)
+		s->stats.sent_gather += (uint64_t)mine * sizeof(uint32_t);
+	if (!recv)
+		return 0;
+	for (k = 0; k < total / w; k++)
+		unpack(&ds->whole, k, ds->rbuf + k * w);
+	ds->whole.n = total / w;
+	return total / w;
+}
+
+/* This part's share of the whole flock (by id, as at the start; the next
+ * step sends each boid to its slab). */
+static void take_share(struct sim *s)
+{
+	struct dist_sim *ds = s->be;
+	struct flock *f = &s->flock;
+	const struct flock *w = &ds->whole;
+	const uint32_t parts = (uint32_t)ds->d->parts, me = (uint32_t)ds->d->part;
+	size_t k, n = 0;
+
+	for (k = 0; k < w->n; k++)
+		if (w->id[k] % parts == me)
+			copy_boid(f, n++, w, k);
+	f->n = n;
+	f->next_id = w->next_id;
+	ds->pending = 0;
 }
 
 static void dist_step(struct sim *s)
@@ -481,7 +542,20 @@ static void dist_step(struct sim *s)
 	struct util_err err;
 	size_t first = 0, end = 0;
 	double t0 = util_seconds(), t1;
+	int d;
 
+	/* The predators are few and every part has them; what they see is the
+	 * whole flock, in an order of its own (predators.c), so part 0
+	 * gathers it, steps them as one process does and sends them out. */
+	if (s->pred.n > 0) {
+		collect(s, 0);
+		if (ds->d->part == 0)
+			predators_step(&s->pred, s->cur, &s->rp.ip, &ds->whole);
+		for (d = 0; d < s->flock.dims; d++) {
+			MPI_Bcast(s->pred.pos_next[d], s->pred.n, MPI_FLOAT, 0, ds->d->comm);
+			MPI_Bcast(s->pred.vel_next[d], s->pred.n, MPI_FLOAT, 0, ds->d->comm);
+		}
+	}
 	/* Out of memory in an exchange leaves this part unable to go on: the
 	 * others wait in theirs, so the whole run ends here. */
 	if (distribute(s, &first, &end, &err) != 0)
@@ -499,52 +573,16 @@ static void dist_step(struct sim *s)
 	s->stats.t_step += util_seconds() - t1;
 }
 
-/* Every part's boids to part 0, as records; returns how many on part 0. */
-static size_t gather(struct sim *s, struct util_err *err)
-{
-	struct dist_sim *ds = s->be;
-	struct flock *f = &s->flock;
-	const size_t w = dist_words(f);
-	const int parts = ds->d->parts;
-	int mine, q;
-	size_t k, total = 0;
-
-	compact(s);
-	mine = (int)(f->n * w);
-	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), err) != 0)
-		MPI_Abort(ds->d->comm, 1);
-	for (k = 0; k < f->n; k++)
-		pack(f, k, ds->sbuf + k * w);
-	MPI_Gather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, 0, ds->d->comm);
-	if (ds->d->part == 0) {
-		for (q = 0; q < parts; q++) {
-			ds->rdsp[q] = (int)total;
-			total += (size_t)ds->rcnt[q];
-		}
-		if (util_reserve_raw(&ds->rbuf, &ds->rcap, (total + 1) * sizeof(uint32_t), err) != 0)
-			MPI_Abort(ds->d->comm, 1);
-	}
-	MPI_Gatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp, MPI_UINT32_T, 0,
-		    ds->d->comm);
-	if (ds->d->part != 0)
-		s->stats.sent_gather += (uint64_t)mine * sizeof(uint32_t);
-	return total / w;
-}
-
 static void dist_measure(struct sim *s, struct metrics *m, struct metrics_row *row)
 {
 	struct dist_sim *ds = s->be;
-	struct util_err err;
-	size_t n = gather(s, &err), k;
 
 	memset(row, 0, sizeof *row);
+	collect(s, 0);
 	if (ds->d->part != 0)
 		return;
 	/* The whole flock, measured as one process measures it: grid_build
 	 * puts it in the same cell order whatever order it arrives in. */
-	for (k = 0; k < n; k++)
-		unpack(&ds->whole, k, ds->rbuf + k * dist_words(&s->flock));
-	ds->whole.n = n;
 	grid_build(&ds->wgrid, &ds->whole);
 	metrics_compute(m, &ds->whole, &ds->wgrid, &s->rp, row);
 }
@@ -553,39 +591,78 @@ static size_t dist_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint
 			 uint32_t *groups)
 {
 	struct dist_sim *ds = s->be;
-	struct util_err err;
-	const struct flock *f = &s->flock;
-	const size_t w = dist_words(f);
-	const int dims = f->dims;
-	size_t n = gather(s, &err), k;
+	const struct flock *w = &ds->whole;
+	const int dims = w->dims;
+	size_t n = collect(s, 0), k;
 	int d;
 
-	(void)ids;
-	(void)groups; /* no agents: predators and events are not split yet */
 	if (ds->d->part != 0)
 		return (size_t)s->sc->count;
 	for (k = 0; k < n; k++) {
-		const uint32_t *r = ds->rbuf + k * w;
-		const uint32_t id = r[0];
-		float x;
+		const uint32_t r = flock_rank(w, w->id[k]);
 
-		for (d = 0; d < 2 * dims; d++) {
-			memcpy(&x, &r[1 + d], 4);
-			out[d][id] = x;
+		for (d = 0; d < dims; d++) {
+			out[d][r] = w->pos[d][k];
+			out[dims + d][r] = w->vel[d][k];
 		}
-		if (f->has_hue) {
-			float c, sn;
-
-			memcpy(&c, &r[1 + 2 * dims], 4);
-			memcpy(&sn, &r[2 + 2 * dims], 4);
-			out[2 * dims][id] = flock_hue_turns(c, sn);
-		}
+		if (w->has_hue)
+			out[2 * dims][r] = flock_hue_turns(w->hue[0][k], w->hue[1][k]);
 	}
-	return n;
+	return sim_frame_agents(s, w, n, out, ids, groups);
+}
+
+/* Population events act on the whole flock by id and rank (flock.c):
+ * every part gathers it, applies them alike, and keeps its share. */
+static void dist_events(struct sim *s)
+{
+	struct dist_sim *ds = s->be;
+
+	if (!(s->next_event < s->sc->n_events && s->sc->events[s->next_event].step <= s->step))
+		return;
+	collect(s, 1);
+	sim_events_on(s, &ds->whole);
+	take_share(s);
+}
+
+static int dist_whole(struct sim *s, const struct flock **f, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+
+	(void)err;
+	collect(s, 0);
+	*f = ds->d->part == 0 ? &ds->whole : NULL;
+	return 0;
+}
+
+/* A checkpoint read by every part into s->flock: the whole flock, with its
+ * live ids and disabled boids, becomes the parts' whole and each keeps
+ * its share. */
+static int dist_loaded(struct sim *s, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	struct flock *w = &ds->whole;
+	const struct flock *f = &s->flock;
+	size_t k;
+
+	(void)err;
+	for (k = 0; k < f->n; k++)
+		copy_boid(w, k, f, k);
+	w->n = f->n;
+	w->next_id = f->next_id;
+	w->n_parked = f->n_parked;
+	if (f->n_parked > 0) {
+		memcpy(w->park_id, f->park_id, f->n_parked * sizeof *w->park_id);
+		memcpy(w->park, f->park, f->n_parked * FLOCK_PARK_FIELDS * sizeof *w->park);
+	}
+	if (w->rank)
+		flock_reindex(w);
+	take_share(s);
+	return 0;
 }
 
 static const struct sim_ops DIST_OPS = {
-	"dist", dist_init_be, dist_free_be, dist_stage, dist_step, dist_measure, dist_frame,
+	"dist",	      dist_init_be, dist_free_be, dist_stage, dist_step,
+	dist_measure, dist_frame,   dist_events,  dist_whole, dist_loaded,
 };
 
 const struct sim_ops *dist_sim_ops(void)

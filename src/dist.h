@@ -18,10 +18,16 @@
  * which writes them; the metrics are measured there on the whole flock,
  * as one process would.
  *
- * Not yet split (refused with one line): predators, population events,
- * checkpoints, --check-invariants and brute force. Each process holds room
- * for the whole flock (its arrays and the grid's cells), so memory does not
- * yet shrink with the number of processes. */
+ * What needs the whole flock in an order of its own goes through part 0
+ * or every part, as one process would do it: the predators (part 0
+ * gathers the boids each step, steps the predators and sends them to
+ * every part), population events (every part gathers the flock at the
+ * event's step, applies it alike by id and rank, and keeps its share),
+ * checkpoints and --check-invariants (gathered to part 0). A checkpoint
+ * holds the whole flock, so a run resumes from it at any number of parts.
+ * Brute force is not split (refused). Each process holds room for the
+ * whole flock (its arrays, the grid's cells and a whole copy), so memory
+ * does not yet shrink with the number of processes. */
 #ifndef BOIDSIM_DIST_H
 #define BOIDSIM_DIST_H
 
@@ -49,9 +55,5 @@ const struct reduce *dist_reduce(const struct dist *d);
 /* The backend of a split simulation (sim.h), which sim_init takes when the
  * context has a dist. */
 const struct sim_ops *dist_sim_ops(void);
-
-/* Whether a scenario can be split yet: 0, or -1 with err naming what
- * cannot (predators, population events). */
-int dist_supports(const struct scenario *sc, struct util_err *err);
 
 #endif

@@ -138,14 +138,62 @@ static int check_distinct(const struct run_opts *o, enum traj_format fmt, struct
 	return 0;
 }
 
+/* The status of the setup of every part of a split run (ctx.agree): the
+ * worst; res->uniform says whether all had the same. */
+static int agree(const struct ctx *ctx, int status, struct run_result *res)
+{
+	int uniform = 1, all;
+
+	if (ctx == NULL || ctx->agree == NULL)
+		return status;
+	all = ctx->agree(ctx->agree_user, status, &uniform);
+	res->uniform = uniform;
+	return all;
+}
+
+/* What part 0 alone did in a step of a split run (a checkpoint, a check),
+ * rc its 0 or -1, the same for every part: a part whose own went well
+ * fails with the others, and leaves the saying to the one that failed. */
+static int agree_step(const struct ctx *ctx, int rc, struct run_result *res,
+		      struct util_err *err)
+{
+	if (ctx == NULL || ctx->agree == NULL)
+		return rc;
+	if (agree(ctx, rc ? RUN_FAILED : RUN_OK, res) != RUN_OK && rc == 0) {
+		res->others = 1;
+		util_err_set(err, "another process of the run failed");
+		return -1;
+	}
+	return rc;
+}
+
+/* The invariants (sim_check) of the whole flock, on part 0 of a split run. */
+static int check_state(const struct ctx *ctx, struct sim *sim, struct run_result *res,
+		       struct util_err *err)
+{
+	const struct flock *f;
+	int rc = sim_whole(sim, &f, err);
+
+	if (rc == 0 && f && sim_check_flock(sim, f, err) != 0) {
+		char msg[sizeof err->msg];
+
+		memcpy(msg, err->msg, sizeof msg);
+		util_err_set(err, "invariant violated: %s", msg);
+		rc = -1;
+	}
+	return agree_step(ctx, rc, res, err);
+}
+
 /* The checkpoint of this step, after the outputs of the step are on disk;
  * cf holds what the outputs held before them (the loop marks it). From
  * then on a failure leaves the outputs' temporary files as far as the
- * checkpoint covers, for --resume, and what a resumed run read is spent. */
-static int save_checkpoint(const struct run_opts *o, const struct sim *sim, const char *json,
-			   const char *generator, struct traj_writer *w, struct outfile *mout,
-			   struct checkpoint_files *cf, struct checkpoint_files *resumed,
-			   struct util_err *err)
+ * checkpoint covers, for --resume, and what a resumed run read is spent.
+ * Of a split run, part 0 writes it, with the flock gathered there. */
+static int write_checkpoint(const struct run_opts *o, const struct sim *sim,
+			    const struct flock *f, const char *json, const char *generator,
+			    struct traj_writer *w, struct outfile *mout,
+			    struct checkpoint_files *cf, struct checkpoint_files *resumed,
+			    struct util_err *err)
 {
 	cf->output = (char *)o->output;
 	cf->output_tmp = w ? (char *)traj_writer_temp_path(w) : NULL;
@@ -153,7 +201,7 @@ static int save_checkpoint(const struct run_opts *o, const struct sim *sim, cons
 	cf->metrics_tmp = mout ? mout->tmp : NULL;
 	if ((w && traj_writer_sync(w, err) != 0) || (mout && outfile_sync(mout, err) != 0) ||
 	    (mout && outfile_sum(mout, cf->metrics_bytes, &cf->metrics_sum, err) != 0) ||
-	    checkpoint_write(o->checkpoint, sim, json, generator, cf, err) != 0)
+	    checkpoint_write(o->checkpoint, sim, f, json, generator, cf, err) != 0)
 		return -1;
 	if (w)
 		traj_writer_keep(w, traj_writer_synced(w));
@@ -169,6 +217,20 @@ static int save_checkpoint(const struct run_opts *o, const struct sim *sim, cons
 	free(resumed->metrics_tmp);
 	resumed->output_tmp = resumed->metrics_tmp = NULL;
 	return 0;
+}
+
+static int save_checkpoint(const struct run_opts *o, const struct ctx *ctx, struct sim *sim,
+			   const char *json, const char *generator, struct traj_writer *w,
+			   struct outfile *mout, struct checkpoint_files *cf,
+			   struct checkpoint_files *resumed, struct run_result *res,
+			   struct util_err *err)
+{
+	const struct flock *f;
+	int rc = sim_whole(sim, &f, err);
+
+	if (rc == 0 && f)
+		rc = write_checkpoint(o, sim, f, json, generator, w, mout, cf, resumed, err);
+	return agree_step(ctx, rc, res, err);
 }
 
 /* A checkpoint write that was killed leaves its temporary file,
@@ -217,22 +279,10 @@ static void remove_spent(const struct checkpoint_files *cf, const char *output,
 	}
 }
 
-
 /* The options' own checks, once the scenario is known; the format of -o
  * in *fmt. */
-static int check_options(const struct run_opts *o, const struct ctx *ctx, enum traj_format *fmt,
-			 struct util_err *err)
+static int check_options(const struct run_opts *o, enum traj_format *fmt, struct util_err *err)
 {
-	if (ctx && ctx->parts > 1) {
-		/* What a split run (dist.h) cannot do yet. */
-		if (o->checkpoint)
-			return bad_option(err, "--checkpoint: a run split over %d MPI processes "
-					  "cannot write checkpoints yet; run it in one process",
-					  ctx->parts);
-		if (o->check_invariants)
-			return bad_option(err, "--check-invariants: a run split over %d MPI "
-					  "processes cannot check them yet", ctx->parts);
-	}
 	if (o->format && traj_format_parse(o->format, fmt) != 0)
 		return bad_option(err, "--format %s: expected bin, csv or csv.gz", o->format);
 	if ((o->resume || o->checkpoint_every) && !o->checkpoint)
@@ -253,18 +303,6 @@ static int check_options(const struct run_opts *o, const struct ctx *ctx, enum t
 	return check_distinct(o, *fmt, err);
 }
 
-/* The status of the setup of every part of a split run (ctx.agree): the
- * worst of them. */
-static int agree(const struct ctx *ctx, int status, struct run_result *res)
-{
-	int uniform = 1, all;
-
-	if (ctx == NULL || ctx->agree == NULL)
-		return status;
-	all = ctx->agree(ctx->agree_user, status, &uniform);
-	res->uniform = uniform;
-	return all;
-}
 
 int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_result *res,
 		 struct util_err *err)
@@ -302,7 +340,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	for (d = 0; d < sc.n_notes; d++)
 		ctx_log(ctx, CTX_NORMAL, "%s", sc.notes[d]);
-	if ((status = check_options(o, ctx, &fmt, err)) != 0)
+	if ((status = check_options(o, &fmt, err)) != 0)
 		goto out;
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
@@ -331,9 +369,12 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	if (o->output == NULL && o->metrics == NULL)
 		ctx_log(ctx, CTX_NORMAL, "no -o given: the run is simulated and nothing written "
 			"(give -o FILE, or --check to only validate)");
+	/* Every part of a split run reads the checkpoint (the whole flock) and
+	 * keeps its share (sim_loaded); part 0 alone takes up the outputs. */
 	if (o->resume &&
 	    (checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, err) != 0 ||
-	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, err) != 0)) {
+	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, err) != 0 ||
+	     sim_loaded(&sim, err) != 0)) {
 		status = RUN_BAD_INPUT;
 		goto out;
 	}
@@ -358,7 +399,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 				goto out;
 			traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
 		}
-		if (o->resume) {
+		if (o->resume && writer) {
 			char src[4096];
 
 			if (resume_frames(&sc, json, &resumed, o->output, fmt, w, sim.step, frame,
@@ -378,7 +419,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			goto out;
 		if (writer && metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
 			goto metrics_failed;
-		if (o->resume && resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m,
+		if (o->resume && writer && resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m,
 					     &refused, err) != 0) {
 			status = refused ? RUN_BAD_INPUT : RUN_FAILED;
 			goto out;
@@ -404,17 +445,12 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			 ((o->checkpoint_every && sim.step % o->checkpoint_every == 0) || stop);
 		struct checkpoint_files cf = {0};
 
-		if (o->check_invariants && sim_check(&sim, err) != 0) {
-			char msg[sizeof err->msg];
-
-			memcpy(msg, err->msg, sizeof msg);
-			util_err_set(err, "invariant violated: %s", msg);
+		if (o->check_invariants && check_state(ctx, &sim, res, err) != 0)
 			goto failed;
-		}
 		/* What the outputs hold before this step's, for a checkpoint. */
 		if (ck && w)
 			traj_writer_mark(w, &cf.output_bytes, &cf.output_sum);
-		if (ck && met_ok)
+		if (ck && met_ok && writer)
 			cf.metrics_bytes = (uint64_t)ftell(mout.fp);
 		/* Step 0, every K-th, the last, and wherever a stop is asked. */
 		if (o->output && (sim.step % sc.every == 0 || sim.step == sc.steps || stop)) {
@@ -435,8 +471,9 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 				goto metrics_failed;
 		}
 		if (ck) {
-			if (save_checkpoint(o, &sim, json, generator, w, met_ok ? &mout : NULL, &cf,
-					    &resumed, err) != 0)
+			if (save_checkpoint(o, ctx, &sim, json, generator, w,
+					    met_ok && writer ? &mout : NULL, &cf, &resumed, res,
+					    err) != 0)
 				goto failed;
 			on_disk = sim.step;
 		}
@@ -482,7 +519,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	if (met_ok && writer && (stopped ? outfile_commit_partial(&mout, err) :
 					outfile_commit(&mout, err)) != 0)
 		goto failed;
-	if (!stopped && o->checkpoint) {
+	if (!stopped && o->checkpoint && writer) {
 		/* Done: the checkpoint and what a resumed run read are spent. */
 		if (o->resume)
 			remove_spent(&resumed, o->output, fmt, o->metrics);

@@ -86,13 +86,28 @@ static void brute_ops_measure(struct sim *s, struct metrics *m, struct metrics_r
 
 static size_t frame_serial(struct sim *s, float *const out[FLOCK_FIELDS_MAX],
 			   uint32_t *ids, uint32_t *groups);
+static void events_serial(struct sim *s);
+
+static int whole_serial(struct sim *s, const struct flock **f, struct util_err *err)
+{
+	(void)err;
+	*f = &s->flock;
+	return 0;
+}
+
+static int loaded_serial(struct sim *s, struct util_err *err)
+{
+	(void)s;
+	(void)err;
+	return 0;
+}
 
 /* In enum sim_search order. */
 static const struct sim_ops SIM_OPS[] = {
 	{"grid", grid_ops_init, grid_ops_free, grid_ops_stage, grid_ops_step, grid_ops_measure,
-	 frame_serial},
+	 frame_serial, events_serial, whole_serial, loaded_serial},
 	{"brute", brute_ops_init, brute_ops_free, brute_ops_stage, brute_ops_step,
-	 brute_ops_measure, frame_serial},
+	 brute_ops_measure, frame_serial, events_serial, whole_serial, loaded_serial},
 };
 
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
@@ -194,21 +209,45 @@ void sim_enter_stages(struct sim *s)
 
 void sim_apply_events(struct sim *s)
 {
+	s->ops->events(s);
+}
+
+static void events_serial(struct sim *s)
+{
+	sim_events_on(s, &s->flock);
+}
+
+void sim_events_on(struct sim *s, struct flock *f)
+{
 	while (s->next_event < s->sc->n_events &&
 	       s->sc->events[s->next_event].step <= s->step) {
 		const struct scenario_event *ev = &s->sc->events[s->next_event++];
-		size_t done = flock_apply_event(&s->flock, s->cur, ev);
+		size_t done = flock_apply_event(f, s->cur, ev);
 
 		static const char *const did[] = {"added", "removed", "disabled", "enabled"};
 
 		ctx_log(&s->ctx, CTX_VERBOSE, "step %llu: %s %zu boids (now %zu)",
-			 (unsigned long long)s->step, did[ev->kind], done, s->flock.n);
+			 (unsigned long long)s->step, did[ev->kind], done, f->n);
 	}
 }
 
 int sim_check(struct sim *s, struct util_err *err)
 {
-	const struct flock *f = &s->flock;
+	return sim_check_flock(s, &s->flock, err);
+}
+
+int sim_whole(struct sim *s, const struct flock **f, struct util_err *err)
+{
+	return s->ops->whole(s, f, err);
+}
+
+int sim_loaded(struct sim *s, struct util_err *err)
+{
+	return s->ops->loaded(s, err);
+}
+
+int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)
+{
 	const struct bounds *b = &s->rp.ip.box;
 	double lo = s->cur->model == MODEL_INERTIA ? 0.0 :
 		    s->cur->speed_min * (1.0 - SIM_SPEED_TOL);
@@ -314,11 +353,15 @@ size_t sim_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *id
 static size_t frame_serial(struct sim *s, float *const out[FLOCK_FIELDS_MAX],
 			   uint32_t *ids, uint32_t *groups)
 {
-	const struct flock *f = &s->flock;
-	const size_t n = f->n;
+	flock_to_id_order(&s->flock, out);
+	return sim_frame_agents(s, &s->flock, s->flock.n, out, ids, groups);
+}
+
+size_t sim_frame_agents(const struct sim *s, const struct flock *f, size_t n,
+			float *const out[FLOCK_FIELDS_MAX], uint32_t *ids, uint32_t *groups)
+{
 	int d, i, dims = f->dims;
 
-	flock_to_id_order(f, out);
 	if (ids)
 		flock_ids(f, ids);
 	if (groups)

@@ -48,6 +48,14 @@ struct sim_ops {
 	void (*measure)(struct sim *s, struct metrics *m, struct metrics_row *row);
 	size_t (*frame)(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
 			uint32_t *groups);
+	/* The population events due at the current step (sim_apply_events). */
+	void (*events)(struct sim *s);
+	/* The whole flock, with its live ids and disabled boids, for a
+	 * checkpoint or a check: s->flock itself, or a gather to part 0 (NULL
+	 * on the other parts). 0, or -1 with err filled. */
+	int (*whole)(struct sim *s, const struct flock **f, struct util_err *err);
+	/* s->flock was set whole from outside (a checkpoint): take it up. */
+	int (*loaded)(struct sim *s, struct util_err *err);
 };
 
 struct sim {
@@ -91,6 +99,9 @@ void sim_enter_stages(struct sim *s);
  * are not applied yet (after sim_init or a checkpoint, none are). */
 void sim_apply_events(struct sim *s);
 
+/* The same, acting on flock f (the whole flock of a split run). */
+void sim_events_on(struct sim *s, struct flock *f);
+
 /* The invariants that must hold after every step: every live id once and
  * only live ids, every value finite, speeds within [speed.min, speed.max]
  * (predators: at predators.speed), to SIM_SPEED_TOL relative, positions
@@ -98,6 +109,17 @@ void sim_apply_events(struct sim *s);
  * violation. */
 #define SIM_SPEED_TOL 1e-6
 int sim_check(struct sim *s, struct util_err *err);
+
+/* The same of flock f, the whole flock of s's run (sim_whole). */
+int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err);
+
+/* The whole flock of the run (ops.whole): every part of a split run calls
+ * it; *f is NULL on the parts other than 0. */
+int sim_whole(struct sim *s, const struct flock **f, struct util_err *err);
+
+/* After s->flock and the predators were set from outside, whole (a
+ * checkpoint read by every part): the backend takes the state up. */
+int sim_loaded(struct sim *s, struct util_err *err);
 
 /* Whether the run's frames hold agents with ids and groups (trajectory
  * flag "agents"): with predators or a population schedule. The most
@@ -112,6 +134,12 @@ uint64_t sim_frame_capacity(const struct scenario *sc);
  * Returns the number of agents. */
 size_t sim_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint32_t *ids,
 		 uint32_t *groups);
+
+/* The part of a frame after the boids' fields: with ids, the live ids of
+ * flock f (the whole flock) in its first n places, groups 0 there, and
+ * the predators after them. Returns n plus the predators. */
+size_t sim_frame_agents(const struct sim *s, const struct flock *f, size_t n,
+			float *const out[FLOCK_FIELDS_MAX], uint32_t *ids, uint32_t *groups);
 
 /* The order parameters of the current state (metrics.h). */
 void sim_measure(struct sim *s, struct metrics *m, struct metrics_row *row);

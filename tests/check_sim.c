@@ -269,7 +269,7 @@ START_TEST(test_checkpoint_population)
 	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_msg(checkpoint_write(path, &a, json, "test", &files, &err) == 0, "%s", err.msg);
+	ck_assert_msg(checkpoint_write(path, &a, &a.flock, json, "test", &files, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(sim_init(&b, &sc, SIM_GRID, &test_ctx, &err), 0);
 	ck_assert_msg(checkpoint_read(path, &b, json, "test", &got, &err) == 0, "%s", err.msg);
 	checkpoint_files_free(&got);
