@@ -50,6 +50,12 @@ struct ctx {
 	 * same. NULL: one process. */
 	int (*agree)(void *user, int status, int *uniform);
 	void *agree_user;
+	/* Of a split run: a part that cannot go on in the middle of a step
+	 * (out of memory in an exchange) while the others wait for it in a
+	 * collective call: the caller says msg and ends the whole run
+	 * (MPI_Abort), without returning. A split run needs it. */
+	void (*fail)(void *user, const char *msg);
+	void *fail_user;
 };
 
 /* Quiet to the world (no log), CTX_NORMAL, CTX_PARALLEL_MIN_DEFAULT, the

@@ -89,7 +89,13 @@ struct dist *dist_open(const void *comm, struct util_err *err)
 		util_err_set(err, "out of memory");
 		return NULL;
 	}
-	d->comm = *(const MPI_Comm *)comm;
+	/* A communicator of its own, so that its messages never meet the
+	 * caller's. */
+	if (MPI_Comm_dup(*(const MPI_Comm *)comm, &d->comm) != MPI_SUCCESS) {
+		util_err_set(err, "MPI_Comm_dup failed");
+		free(d);
+		return NULL;
+	}
 	MPI_Comm_rank(d->comm, &d->part);
 	MPI_Comm_size(d->comm, &d->parts);
 	d->red.ops = &MPI_REDUCE;
@@ -99,6 +105,9 @@ struct dist *dist_open(const void *comm, struct util_err *err)
 
 void dist_close(struct dist *d)
 {
+	if (d == NULL)
+		return;
+	MPI_Comm_free(&d->comm);
 	free(d);
 }
 
@@ -406,6 +415,10 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 	size_t k, kept = 0;
 	int parts, rc;
 
+	if (s->ctx.fail == NULL) {
+		util_err_set(err, "a run split over MPI processes needs the caller's ctx.fail");
+		return -1;
+	}
 	if (s->search != SIM_GRID) {
 		util_err_set(err, "--neighbours brute: a run split over MPI processes uses the grid");
 		return -2;
@@ -468,10 +481,17 @@ static void dist_stage(struct sim *s, const struct scenario *st)
 		ds->wgrid.radius = grid_radius(st);
 }
 
+/* Out of memory in an exchange or a gather leaves this part unable to go
+ * on while the others wait in a collective call: the caller ends the whole
+ * run (ctx.fail, which does not return). Returns 0. */
+static size_t part_fail(struct sim *s, const struct util_err *err)
+{
+	s->ctx.fail(s->ctx.fail_user, err->msg);
+	return 0;
+}
+
 /* Every part's boids to part 0 (all: to every part), into the whole
- * flock's slots in part order; returns how many the whole flock has. Out
- * of memory here leaves this part unable to go on while the others wait
- * in the collective, so the whole run ends. */
+ * flock's slots in part order; returns how many the whole flock has. */
 static size_t collect(struct sim *s, int all)
 {
 	struct dist_sim *ds = s->be;
@@ -485,7 +505,7 @@ static size_t collect(struct sim *s, int all)
 	compact(s);
 	mine = (int)(f->n * w);
 	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), &err) != 0)
-		MPI_Abort(ds->d->comm, 1);
+		return part_fail(s, &err);
 	for (k = 0; k < f->n; k++)
 		pack(f, k, ds->sbuf + k * w);
 	if (all)
@@ -498,7 +518,7 @@ static size_t collect(struct sim *s, int all)
 			total += (size_t)ds->rcnt[q];
 		}
 		if (util_reserve_raw(&ds->rbuf, &ds->rcap, (total + 1) * sizeof(uint32_t), &err) != 0)
-			MPI_Abort(ds->d->comm, 1);
+			return part_fail(s, &err);
 	}
 	if (all)
 		MPI_Allgatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
@@ -556,10 +576,10 @@ static void dist_step(struct sim *s)
 			MPI_Bcast(s->pred.vel_next[d], s->pred.n, MPI_FLOAT, 0, ds->d->comm);
 		}
 	}
-	/* Out of memory in an exchange leaves this part unable to go on: the
-	 * others wait in theirs, so the whole run ends here. */
-	if (distribute(s, &first, &end, &err) != 0)
-		MPI_Abort(ds->d->comm, 1);
+	if (distribute(s, &first, &end, &err) != 0) {
+		part_fail(s, &err);
+		return;
+	}
 	t1 = util_seconds();
 	s->stats.t_exchange += ds->t_exchange;
 	ds->t_exchange = 0;
@@ -660,9 +680,18 @@ static int dist_loaded(struct sim *s, struct util_err *err)
 	return 0;
 }
 
+/* Every part's whole flock has the run's count: the events change it
+ * alike everywhere. */
+static size_t dist_count(const struct sim *s)
+{
+	const struct dist_sim *ds = s->be;
+
+	return ds->whole.n;
+}
+
 static const struct sim_ops DIST_OPS = {
-	"dist",	      dist_init_be, dist_free_be, dist_stage, dist_step,
-	dist_measure, dist_frame,   dist_events,  dist_whole, dist_loaded,
+	"dist",	     dist_init_be, dist_free_be, dist_stage,  dist_step,  dist_measure,
+	dist_frame,  dist_events,  dist_whole,	 dist_loaded, dist_count,
 };
 
 const struct sim_ops *dist_sim_ops(void)

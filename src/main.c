@@ -357,6 +357,15 @@ static int agree_status(void *user, int status, int *uniform)
 	return v[0];
 }
 
+/* A part that cannot go on in a step (ctx.fail): the others wait for it,
+ * so it says why and ends them all. */
+static void fail_run(void *user, const char *msg)
+{
+	(void)user;
+	fprintf(stderr, "boidsim: %s\n", msg);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 /* Under mpirun (or srun), MPI and, with more than one process, the split
  * of the run (dist.h); a plain start runs as it always has, without MPI.
  * The library calls MPI from the thread that called it only. */
@@ -389,6 +398,7 @@ static int start_mpi(int *argc, char ***argv)
 	cmd_ctx.part = dist_part(dist);
 	cmd_ctx.parts = dist_parts(dist);
 	cmd_ctx.agree = agree_status;
+	cmd_ctx.fail = fail_run;
 	if (cmd_ctx.part != 0) /* one voice: part 0's */
 		cmd_ctx.log = NULL;
 	return 0;
@@ -401,6 +411,47 @@ static void stop_mpi(void)
 		MPI_Finalize();
 }
 #endif
+
+/* The rank a launcher (mpirun, srun) gave this process, known before MPI
+ * starts; 0 without one. */
+static long launcher_rank(void)
+{
+	static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof *names; i++)
+		if (getenv(names[i]))
+			return strtol(getenv(names[i]), NULL, 10);
+	return 0;
+}
+
+/* Every process of a split run parses the same options: the others keep
+ * quiet (mute 1) so that --help, --version and a usage error are said once,
+ * by process 0; mute 0 restores their output. */
+static void mute_others(int mute)
+{
+	static int saved[2] = {-1, -1};
+	FILE *null;
+	int i;
+
+	fflush(stdout);
+	fflush(stderr);
+	/* (fcntl.h's open would bring POSIX's struct flock with it) */
+	if (mute && launcher_rank() > 0 && (null = fopen("/dev/null", "w")) != NULL) {
+		for (i = 0; i < 2; i++) {
+			saved[i] = dup(1 + i);
+			dup2(fileno(null), 1 + i);
+		}
+		fclose(null);
+	} else if (!mute) {
+		for (i = 0; i < 2; i++)
+			if (saved[i] >= 0) {
+				dup2(saved[i], 1 + i);
+				close(saved[i]);
+				saved[i] = -1;
+			}
+	}
+}
 
 static int run(struct options *o)
 {
@@ -479,7 +530,9 @@ int main(int argc, char **argv)
 		return cmd_verify(argc - i, argv + i);
 	if (i < argc && strcmp(argv[i], "convert") == 0)
 		return cmd_convert(argc - i, argv + i);
+	mute_others(1);
 	rc = parse_args(argc, argv, &o);
+	mute_others(0);
 	if (rc != 0) {
 		rc = rc < 0 ? 0 : rc;
 		goto out;

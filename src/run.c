@@ -483,7 +483,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			break;
 		sim_step(&sim);
 		if (o->progress && util_seconds() - last > RUN_PROGRESS_PERIOD) {
-			struct run_progress p = {sim.step, sc.steps, sim.flock.n, 0, 0};
+			struct run_progress p = {sim.step, sc.steps, sim_count(&sim), 0, 0};
 
 			last = util_seconds();
 			p.seconds = last - t0;
@@ -491,10 +491,11 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		}
 	}
 	res->step = sim.step;
-	res->n = sim.flock.n;
+	res->n = sim_count(&sim);
 	res->stopped = stopped;
 	if (o->progress) {
-		struct run_progress p = {sim.step, sc.steps, sim.flock.n, util_seconds() - t0, 1};
+		struct run_progress p = {sim.step, sc.steps, sim_count(&sim), util_seconds() - t0,
+				     1};
 
 		o->progress(o->user, &p);
 	}

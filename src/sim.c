@@ -95,6 +95,11 @@ static int whole_serial(struct sim *s, const struct flock **f, struct util_err *
 	return 0;
 }
 
+static size_t count_serial(const struct sim *s)
+{
+	return s->flock.n;
+}
+
 static int loaded_serial(struct sim *s, struct util_err *err)
 {
 	(void)s;
@@ -105,9 +110,11 @@ static int loaded_serial(struct sim *s, struct util_err *err)
 /* In enum sim_search order. */
 static const struct sim_ops SIM_OPS[] = {
 	{"grid", grid_ops_init, grid_ops_free, grid_ops_stage, grid_ops_step, grid_ops_measure,
-	 frame_serial, events_serial, whole_serial, loaded_serial},
+	 frame_serial, events_serial, whole_serial, loaded_serial,
+	 count_serial},
 	{"brute", brute_ops_init, brute_ops_free, brute_ops_stage, brute_ops_step,
-	 brute_ops_measure, frame_serial, events_serial, whole_serial, loaded_serial},
+	 brute_ops_measure, frame_serial, events_serial, whole_serial, loaded_serial,
+	 count_serial},
 };
 
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
@@ -244,6 +251,11 @@ int sim_whole(struct sim *s, const struct flock **f, struct util_err *err)
 int sim_loaded(struct sim *s, struct util_err *err)
 {
 	return s->ops->loaded(s, err);
+}
+
+size_t sim_count(const struct sim *s)
+{
+	return s->ops->count(s);
 }
 
 int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)

@@ -56,6 +56,8 @@ struct sim_ops {
 	int (*whole)(struct sim *s, const struct flock **f, struct util_err *err);
 	/* s->flock was set whole from outside (a checkpoint): take it up. */
 	int (*loaded)(struct sim *s, struct util_err *err);
+	/* The number of boids of the whole run. */
+	size_t (*count)(const struct sim *s);
 };
 
 struct sim {
@@ -116,6 +118,9 @@ int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err);
 /* The whole flock of the run (ops.whole): every part of a split run calls
  * it; *f is NULL on the parts other than 0. */
 int sim_whole(struct sim *s, const struct flock **f, struct util_err *err);
+
+/* The number of boids in the whole run (s->flock.n is a part's). */
+size_t sim_count(const struct sim *s);
 
 /* After s->flock and the predators were set from outside, whole (a
  * checkpoint read by every part): the backend takes the state up. */
