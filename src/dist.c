@@ -33,6 +33,8 @@ struct dist_sim {
 	uint32_t *row_start;   /* parts + 1: the first row of each part's slab */
 	uint32_t *counts;      /* per cell */
 	size_t counts_cap;
+	uint64_t *rowcnt;      /* per row, for the slabs */
+	size_t rowcnt_cap;
 	uint32_t *sbuf, *rbuf; /* records (dist_words words a boid) */
 	size_t scap, rcap;
 	int *scnt, *sdsp, *rcnt, *rdsp;
@@ -200,14 +202,47 @@ static uint32_t rows_of(const struct grid *g)
 	return g->n[g->dims - 1];
 }
 
-/* Part p's slab: rows row_start[p] .. row_start[p+1]-1, an even share. */
-static void set_slabs(struct dist_sim *ds, const struct grid *g)
+/* Part p's slab: rows row_start[p] .. row_start[p+1]-1, whole rows with
+ * as near an even share of the boids as whole rows allow, so that a
+ * clumped flock keeps every part busy: the rows' counts are summed over
+ * the parts (integers, the same on every part), and part p's slab starts
+ * at the first row before which lie at least p/P of the boids. Which part
+ * steps a boid changes nothing of its result (its neighbours come with
+ * the halo), so the bytes are those of any other split. */
+static int set_slabs(struct sim *s, struct util_err *err)
 {
-	const uint64_t rows = rows_of(g);
-	int p;
+	struct dist_sim *ds = s->be;
+	const struct grid *g = &s->grid;
+	const struct flock *f = &s->flock;
+	const uint32_t rows = rows_of(g);
+	const uint64_t parts = (uint64_t)ds->d->parts;
+	uint64_t total = 0, below = 0;
+	uint64_t p = 1;
+	uint32_t r;
+	size_t k;
 
-	for (p = 0; p <= ds->d->parts; p++)
-		ds->row_start[p] = (uint32_t)(rows * (uint64_t)p / (uint64_t)ds->d->parts);
+	if (rows > INT_MAX) {
+		util_err_set(err, "a split run has at most %d rows of cells", INT_MAX);
+		return -1;
+	}
+	if (util_reserve(&ds->rowcnt, &ds->rowcnt_cap, ((size_t)rows + 1) * sizeof(uint64_t),
+			 err) != 0)
+		return -1;
+	memset(ds->rowcnt, 0, (size_t)rows * sizeof(uint64_t));
+	for (k = 0; k < f->n; k++)
+		ds->rowcnt[grid_row(g, f, k)]++;
+	reduce_sum_u64(f->reduce, ds->rowcnt, (int)rows);
+	for (r = 0; r < rows; r++)
+		total += ds->rowcnt[r];
+	ds->row_start[0] = 0;
+	for (r = 0; r <= rows; r++) {
+		while (p < parts && below * parts >= total * p)
+			ds->row_start[p++] = r;
+		if (r < rows)
+			below += ds->rowcnt[r];
+	}
+	ds->row_start[parts] = rows;
+	return 0;
 }
 
 static int owner(const struct dist_sim *ds, uint32_t row)
@@ -336,7 +371,8 @@ static int plan(struct sim *s, struct util_err *err)
 	double t0;
 
 	grid_geometry(g, f);
-	set_slabs(ds, g);
+	if (set_slabs(s, err) != 0)
+		return -1;
 	t0 = util_seconds();
 	if (exchange(s, 0, err) != 0)
 		return -1;
@@ -354,7 +390,8 @@ static int plan(struct sim *s, struct util_err *err)
 	sums[1] = f->n;
 	reduce_sum_u64(f->reduce, sums, 2);
 	if (grid_choose_reach(g, sums[0], sums[1])) {
-		set_slabs(ds, g);
+		if (set_slabs(s, err) != 0)
+			return -1;
 		t0 = util_seconds();
 		if (exchange(s, 0, err) != 0)
 			return -1;
@@ -401,6 +438,7 @@ static void dist_free_be(struct sim *s)
 		grid_free(&ds->wgrid);
 	util_free(ds->row_start);
 	util_free(ds->counts);
+	util_free(ds->rowcnt);
 	util_free(ds->sbuf);
 	util_free(ds->rbuf);
 	free(ds->scnt);

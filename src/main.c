@@ -93,9 +93,11 @@ static void report_stats(const struct run_result *r, enum sim_search search)
 	/* Of a split run: the work of every process, the slowest's times. */
 	if (cmd_ctx.parts > 1) {
 		uint64_t u[4] = {all.candidates, all.boid_steps, all.sent_step, all.sent_gather};
+		uint64_t most = all.boid_steps;
 		double t[4] = {all.t_grid, all.t_step, all.t_exchange, total};
 
 		MPI_Allreduce(MPI_IN_PLACE, u, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
 		MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		all.candidates = u[0];
 		all.boid_steps = u[1];
@@ -107,9 +109,11 @@ static void report_stats(const struct run_result *r, enum sim_search search)
 		total = t[3];
 		ctx_log(&cmd_ctx, CTX_VERBOSE, "%d MPI processes: %.0f bytes sent a step between them "
 			"(boids leaving their slabs and halos), %.3f s exchanging (the slowest); "
-			"%" PRIu64 " bytes gathered for frames and metrics",
+			"%" PRIu64 " bytes gathered for frames and metrics; the busiest stepped "
+			"%.1f%% of the boid-steps",
 			cmd_ctx.parts, r->step ? (double)all.sent_step / (double)r->step : 0.0,
-			all.t_exchange, all.sent_gather);
+			all.t_exchange, all.sent_gather,
+			u[1] ? 100.0 * (double)most / (double)u[1] : 0.0);
 	}
 #endif
 	per = st->boid_steps ? 1.0 / (double)st->boid_steps : 0.0;
