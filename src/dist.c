@@ -40,6 +40,8 @@ struct dist_sim {
 	int *scnt, *sdsp, *rcnt, *rdsp;
 	double t_exchange;     /* this step's, in the exchanges */
 	int whole_ok, wgrid_ok;
+	uint64_t whole_at;     /* step + 1 of the state the whole flock holds, 0: none */
+	int whole_all;         /* ... on every part, not part 0 alone */
 	struct flock whole;
 	struct grid wgrid;     /* part 0's, for the metrics */
 };
@@ -540,6 +542,12 @@ static size_t collect(struct sim *s, int all)
 	int mine, q;
 	size_t k, total = 0;
 
+	/* A frame and a row of the same step (or the predators after them)
+	 * gather once: the state changes only with the step. */
+	if (ds->whole_at == s->step + 1 && (ds->whole_all || !all))
+		return recv ? ds->whole.n : 0;
+	ds->whole_at = s->step + 1;
+	ds->whole_all = all;
 	compact(s);
 	mine = (int)(f->n * w);
 	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), &err) != 0)
@@ -715,6 +723,8 @@ static int dist_loaded(struct sim *s, struct util_err *err)
 	if (w->rank)
 		flock_reindex(w);
 	take_share(s);
+	ds->whole_at = s->step + 1;
+	ds->whole_all = 1;
 	return 0;
 }
 
