@@ -276,6 +276,33 @@ static int in_halo(const struct dist_sim *ds, const struct grid *g, int q, uint3
 	return (a + n - row) % n <= reach || (row + n - (b - 1)) % n <= reach;
 }
 
+/* The parts other than this one whose halo holds row, into q (at most
+ * 2 GRID_REACH_MAX + 1; returns how many): only the owners of the rows
+ * within reach of it can, so a boid costs the few rows of the stencil, not
+ * every part. */
+static int halo_parts(const struct dist_sim *ds, const struct grid *g, uint32_t row,
+		      int q[2 * GRID_REACH_MAX + 1])
+{
+	const int64_t n = rows_of(g), reach = g->reach;
+	int64_t r;
+	int m = 0, i, o;
+
+	for (r = (int64_t)row - reach; r <= (int64_t)row + reach; r++) {
+		int64_t rr = r;
+
+		if (g->periodic)
+			rr = ((r % n) + n) % n;
+		else if (r < 0 || r >= n)
+			continue;
+		o = owner(ds, (uint32_t)rr);
+		for (i = 0; i < m && q[i] != o; i++)
+			;
+		if (i == m && o != ds->d->part && in_halo(ds, g, o, row))
+			q[m++] = o;
+	}
+	return m;
+}
+
 /* Sends records out by destination (dest[k] for slot k, -1: none; with
  * halo, every part whose halo holds the slot's row) and appends what is
  * received after slot keep of the flock. */
@@ -296,9 +323,10 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 		uint32_t row = grid_row(g, f, k);
 
 		if (halo) {
-			for (q = 0; q < parts; q++)
-				if (q != me && in_halo(ds, g, q, row))
-					ds->scnt[q]++;
+			int hq[2 * GRID_REACH_MAX + 1], m = halo_parts(ds, g, row, hq), i;
+
+			for (i = 0; i < m; i++)
+				ds->scnt[hq[i]]++;
 		} else if ((q = owner(ds, row)) != me) {
 			ds->scnt[q]++;
 		}
@@ -318,11 +346,12 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 			uint32_t row = grid_row(g, f, k);
 
 			if (halo) {
-				for (q = 0; q < parts; q++)
-					if (q != me && in_halo(ds, g, q, row)) {
-						pack(f, k, ds->sbuf + at[q]);
-						at[q] += (int)w;
-					}
+				int hq[2 * GRID_REACH_MAX + 1], m = halo_parts(ds, g, row, hq), i;
+
+				for (i = 0; i < m; i++) {
+					pack(f, k, ds->sbuf + at[hq[i]]);
+					at[hq[i]] += (int)w;
+				}
 			} else if ((q = owner(ds, row)) != me) {
 				pack(f, k, ds->sbuf + at[q]);
 				at[q] += (int)w;
