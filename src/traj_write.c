@@ -139,11 +139,15 @@ int traj_format_guess(const char *path, enum traj_format *fmt)
 	return 0;
 }
 
-static int put(struct traj_writer *w, const void *p, size_t n, struct util_err *err)
+/* Writes n bytes whose CRC-32 the caller has (crc, from crc32_z(0, p,
+ * n)): the file's running CRC takes it with crc32_combine, so that a
+ * frame's compressed chunks, summed by the threads that made them, are not
+ * read a second time by one thread. */
+static int put_summed(struct traj_writer *w, const void *p, size_t n, uLong crc,
+		      struct util_err *err)
 {
 	w->pos += n;
-	if (n > 0) /* crc32 of a NULL buffer would restart the CRC */
-		w->sum = crc32_z(w->sum, p, n);
+	w->sum = crc32_combine(w->sum, crc, (z_off_t)n);
 	if (w->gz) {
 		while (n > 0) {
 			unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
@@ -166,6 +170,12 @@ static int put(struct traj_writer *w, const void *p, size_t n, struct util_err *
 		return -1;
 	}
 	return 0;
+}
+
+static int put(struct traj_writer *w, const void *p, size_t n, struct util_err *err)
+{
+	/* (crc32 of a NULL buffer would restart the CRC) */
+	return put_summed(w, p, n, n > 0 ? crc32_z(0L, p, n) : 0L, err);
 }
 
 
@@ -777,7 +787,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	if (put(w, h, sizeof h, err) || put(w, w->table, tab, err))
 		return -1;
 	for (k = 0; k < nchunks; k++)
-		if (put(w, w->zbuf + k * w->zstride, w->clen[k], err))
+		if (put_summed(w, w->zbuf + k * w->zstride, w->clen[k], w->ccrc[k], err))
 			return -1;
 	/* What the next frame is a delta from. */
 	if (lossy) {
@@ -786,11 +796,21 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		w->qprev = w->q;
 		w->q = t;
 	} else {
-		for (f = 0; f < w->nf; f++)
-			memcpy(w->prev + (size_t)f * n, fields[f], n * sizeof(float));
-		if (w->agents) {
-			memcpy(w->prev + (size_t)w->nf * n, w->cur_id, n * sizeof(uint32_t));
-			memcpy(w->prev + (size_t)(w->nf + 1) * n, w->cur_group, n * sizeof(uint32_t));
+		/* The fields in blocks, over the threads (a frame of a million
+		 * boids is 16 MB or more). */
+		const size_t blk = 65536, nb = (n + blk - 1) / blk;
+		long j, nj = (long)((size_t)w->nfs * nb);
+
+		#pragma omp parallel for schedule(static) if (n >= w->parallel_min && nj > 1)
+		for (j = 0; j < nj; j++) {
+			const int fi = (int)((size_t)j / nb);
+			const size_t lo = ((size_t)j % nb) * blk, m = lo + blk < n ? blk : n - lo;
+			const void *src = fi < w->nf ? (const void *)fields[fi] :
+					  fi == w->nf ? (const void *)w->cur_id :
+							(const void *)w->cur_group;
+
+			memcpy(w->prev + (size_t)fi * n + lo, (const uint32_t *)src + lo,
+			       m * sizeof(uint32_t));
 		}
 	}
 	w->chain = key ? 1 : w->chain + 1;
