@@ -10,8 +10,9 @@
 #define UTIL_ALIGN 64
 
 /* Error buffers are passed down by callers; functions that fail fill one
- * line (no newline) and return -1. */
-#define UTIL_ERR_MAX 512
+ * line (no newline) and return -1. Room for two paths of PATH_MAX (4096)
+ * and the words around them, as in a clash of two outputs' names. */
+#define UTIL_ERR_MAX 12288
 
 struct util_err {
 	char msg[UTIL_ERR_MAX];
