@@ -22,10 +22,10 @@ struct dist {
 	struct reduce red;
 };
 
-/* A simulation's split: its slabs, its exchange buffers and the whole
- * flock: on every part, its live ids and disabled boids, which population
- * events change alike everywhere (dist_events); on part 0, the boids too
- * when gathered (for frames, metrics, predators and checkpoints). */
+/* A simulation's split: its slabs, its exchange buffers and, on part 0,
+ * the whole flock: its live ids and disabled boids, and its boids when
+ * gathered (for frames, metrics, predators, population events and
+ * checkpoints). */
 struct dist_sim {
 	struct dist *d;
 	int pending;           /* after a step: own boids are slots own0 .. own1-1 */
@@ -40,8 +40,8 @@ struct dist_sim {
 	int *scnt, *sdsp, *rcnt, *rdsp;
 	double t_exchange;     /* this step's, in the exchanges */
 	int whole_ok, wgrid_ok;
-	uint64_t whole_at;     /* step + 1 of the state the whole flock holds, 0: none */
-	int whole_all;         /* ... on every part, not part 0 alone */
+	uint64_t whole_at;     /* step + 1 of the state part 0's whole holds, 0: none */
+	size_t n_all;          /* the boids of the run, on every part */
 	struct flock whole;
 	struct grid wgrid;     /* part 0's, for the metrics */
 };
@@ -524,14 +524,15 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 				move_slot(f, kept, k);
 			kept++;
 		}
+	ds->n_all = f->n;
 	f->n = kept;
-	rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
-	if (rc != 0) {
-		dist_free_be(s);
-		return rc;
-	}
-	ds->whole_ok = 1;
 	if (ds->d->part == 0) {
+		rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
+		if (rc != 0) {
+			dist_free_be(s);
+			return rc;
+		}
+		ds->whole_ok = 1;
 		if (grid_init(&ds->wgrid, s->sc, ds->whole.cap, err) != 0) {
 			dist_free_be(s);
 			return -1;
@@ -559,34 +560,30 @@ static size_t part_fail(struct sim *s, const struct util_err *err)
 	return 0;
 }
 
-/* Every part's boids to part 0 (all: to every part), into the whole
- * flock's slots in part order; returns how many the whole flock has. */
-static size_t collect(struct sim *s, int all)
+/* Every part's boids to part 0, into the whole flock's slots in part
+ * order; returns how many the whole flock has there (0 elsewhere). */
+static size_t collect(struct sim *s)
 {
 	struct dist_sim *ds = s->be;
 	struct flock *f = &s->flock;
 	struct util_err err;
 	const size_t w = dist_words(f);
-	const int parts = ds->d->parts, recv = all || ds->d->part == 0;
+	const int parts = ds->d->parts, recv = ds->d->part == 0;
 	int mine, q;
 	size_t k, total = 0;
 
 	/* A frame and a row of the same step (or the predators after them)
 	 * gather once: the state changes only with the step. */
-	if (ds->whole_at == s->step + 1 && (ds->whole_all || !all))
+	if (ds->whole_at == s->step + 1)
 		return recv ? ds->whole.n : 0;
 	ds->whole_at = s->step + 1;
-	ds->whole_all = all;
 	compact(s);
 	mine = (int)(f->n * w);
 	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), &err) != 0)
 		return part_fail(s, &err);
 	for (k = 0; k < f->n; k++)
 		pack(f, k, ds->sbuf + k * w);
-	if (all)
-		MPI_Allgather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, ds->d->comm);
-	else
-		MPI_Gather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, 0, ds->d->comm);
+	MPI_Gather(&mine, 1, MPI_INT, ds->rcnt, 1, MPI_INT, 0, ds->d->comm);
 	if (recv) {
 		for (q = 0; q < parts; q++) {
 			ds->rdsp[q] = (int)total;
@@ -595,40 +592,68 @@ static size_t collect(struct sim *s, int all)
 		if (util_reserve_raw(&ds->rbuf, &ds->rcap, (total + 1) * sizeof(uint32_t), &err) != 0)
 			return part_fail(s, &err);
 	}
-	if (all)
-		MPI_Allgatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
-			       MPI_UINT32_T, ds->d->comm);
-	else
-		MPI_Gatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp,
-			    MPI_UINT32_T, 0, ds->d->comm);
-	if (all)
-		s->stats.sent_gather += (uint64_t)mine * sizeof(uint32_t) * (uint64_t)(parts - 1);
-	else if (ds->d->part != 0)
+	MPI_Gatherv(ds->sbuf, mine, MPI_UINT32_T, ds->rbuf, ds->rcnt, ds->rdsp, MPI_UINT32_T, 0,
+		    ds->d->comm);
+	if (!recv) {
 		s->stats.sent_gather += (uint64_t)mine * sizeof(uint32_t);
-	if (!recv)
 		return 0;
+	}
 	for (k = 0; k < total / w; k++)
 		unpack(&ds->whole, k, ds->rbuf + k * w);
 	ds->whole.n = total / w;
 	return total / w;
 }
 
-/* This part's share of the whole flock (by id, as at the start; the next
- * step sends each boid to its slab). */
-static void take_share(struct sim *s)
+/* Part 0's whole flock back to the parts, each its share by id (as at the
+ * start; the next step sends each boid to its slab), and the count. */
+static size_t scatter(struct sim *s)
 {
 	struct dist_sim *ds = s->be;
 	struct flock *f = &s->flock;
-	const struct flock *w = &ds->whole;
-	const uint32_t parts = (uint32_t)ds->d->parts, me = (uint32_t)ds->d->part;
-	size_t k, n = 0;
+	struct util_err err;
+	const size_t w = dist_words(f);
+	const int parts = ds->d->parts;
+	uint64_t n_all = 0;
+	int mine, q;
+	size_t k;
 
-	for (k = 0; k < w->n; k++)
-		if (w->id[k] % parts == me)
-			copy_boid(f, n++, w, k);
-	f->n = n;
-	f->next_id = w->next_id;
+	if (ds->d->part == 0) {
+		const struct flock *wh = &ds->whole;
+		int *at = ds->rdsp;
+
+		if (util_reserve_raw(&ds->sbuf, &ds->scap, (wh->n * w + 1) * sizeof(uint32_t),
+				     &err) != 0)
+			return part_fail(s, &err);
+		for (q = 0; q < parts; q++)
+			ds->scnt[q] = 0;
+		for (k = 0; k < wh->n; k++)
+			ds->scnt[wh->id[k] % (uint32_t)parts] += (int)w;
+		for (q = 0, mine = 0; q < parts; q++) {
+			ds->sdsp[q] = mine;
+			at[q] = mine;
+			mine += ds->scnt[q];
+		}
+		for (k = 0; k < wh->n; k++) {
+			q = (int)(wh->id[k] % (uint32_t)parts);
+			pack(wh, k, ds->sbuf + at[q]);
+			at[q] += (int)w;
+		}
+		n_all = wh->n;
+	}
+	MPI_Bcast(&n_all, 1, MPI_UINT64_T, 0, ds->d->comm);
+	MPI_Scatter(ds->scnt, 1, MPI_INT, &mine, 1, MPI_INT, 0, ds->d->comm);
+	if (util_reserve_raw(&ds->rbuf, &ds->rcap, ((size_t)mine + 1) * sizeof(uint32_t), &err) != 0)
+		return part_fail(s, &err);
+	MPI_Scatterv(ds->sbuf, ds->scnt, ds->sdsp, MPI_UINT32_T, ds->rbuf, mine, MPI_UINT32_T, 0,
+		     ds->d->comm);
+	if (ds->d->part == 0) /* what it sent the others */
+		s->stats.sent_gather += (n_all * w - (uint64_t)ds->scnt[0]) * sizeof(uint32_t);
+	for (k = 0; k < (size_t)mine / w; k++)
+		unpack(f, k, ds->rbuf + k * w);
+	f->n = (size_t)mine / w;
+	ds->n_all = (size_t)n_all;
 	ds->pending = 0;
+	return f->n;
 }
 
 static void dist_step(struct sim *s)
@@ -643,7 +668,7 @@ static void dist_step(struct sim *s)
 	 * whole flock, in an order of its own (predators.c), so part 0
 	 * gathers it, steps them as one process does and sends them out. */
 	if (s->pred.n > 0) {
-		collect(s, 0);
+		collect(s);
 		if (ds->d->part == 0)
 			predators_step(&s->pred, s->cur, &s->rp.ip, &ds->whole);
 		for (d = 0; d < s->flock.dims; d++) {
@@ -673,7 +698,7 @@ static void dist_measure(struct sim *s, struct metrics *m, struct metrics_row *r
 	struct dist_sim *ds = s->be;
 
 	memset(row, 0, sizeof *row);
-	collect(s, 0);
+	collect(s);
 	if (ds->d->part != 0)
 		return;
 	/* The whole flock, measured as one process measures it: grid_build
@@ -688,7 +713,7 @@ static size_t dist_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint
 	struct dist_sim *ds = s->be;
 	const struct flock *w = &ds->whole;
 	const int dims = w->dims;
-	size_t n = collect(s, 0), k;
+	size_t n = collect(s), k;
 	int d;
 
 	if (ds->d->part != 0)
@@ -707,16 +732,21 @@ static size_t dist_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint
 }
 
 /* Population events act on the whole flock by id and rank (flock.c):
- * every part gathers it, applies them alike, and keeps its share. */
+ * part 0 gathers it, applies them, and sends every part its share. */
 static void dist_events(struct sim *s)
 {
 	struct dist_sim *ds = s->be;
 
 	if (!(s->next_event < s->sc->n_events && s->sc->events[s->next_event].step <= s->step))
 		return;
-	collect(s, 1);
-	sim_events_on(s, &ds->whole);
-	take_share(s);
+	collect(s);
+	if (ds->d->part == 0)
+		sim_events_on(s, &ds->whole);
+	else /* the same events, passed */
+		while (s->next_event < s->sc->n_events &&
+		       s->sc->events[s->next_event].step <= s->step)
+			s->next_event++;
+	scatter(s);
 }
 
 static int dist_whole(struct sim *s, const struct flock **f, struct util_err *err)
@@ -724,46 +754,54 @@ static int dist_whole(struct sim *s, const struct flock **f, struct util_err *er
 	struct dist_sim *ds = s->be;
 
 	(void)err;
-	collect(s, 0);
+	collect(s);
 	*f = ds->d->part == 0 ? &ds->whole : NULL;
 	return 0;
 }
 
 /* A checkpoint read by every part into s->flock: the whole flock, with its
- * live ids and disabled boids, becomes the parts' whole and each keeps
- * its share. */
+ * live ids and disabled boids, becomes part 0's whole, and each part
+ * keeps its share. */
 static int dist_loaded(struct sim *s, struct util_err *err)
 {
 	struct dist_sim *ds = s->be;
-	struct flock *w = &ds->whole;
-	const struct flock *f = &s->flock;
-	size_t k;
+	struct flock *w = &ds->whole, *f = &s->flock;
+	const uint32_t parts = (uint32_t)ds->d->parts, me = (uint32_t)ds->d->part;
+	size_t k, kept = 0;
 
 	(void)err;
-	for (k = 0; k < f->n; k++)
-		copy_boid(w, k, f, k);
-	w->n = f->n;
-	w->next_id = f->next_id;
-	w->n_parked = f->n_parked;
-	if (f->n_parked > 0) {
-		memcpy(w->park_id, f->park_id, f->n_parked * sizeof *w->park_id);
-		memcpy(w->park, f->park, f->n_parked * FLOCK_PARK_FIELDS * sizeof *w->park);
+	if (me == 0) {
+		for (k = 0; k < f->n; k++)
+			copy_boid(w, k, f, k);
+		w->n = f->n;
+		w->next_id = f->next_id;
+		w->n_parked = f->n_parked;
+		if (f->n_parked > 0) {
+			memcpy(w->park_id, f->park_id, f->n_parked * sizeof *w->park_id);
+			memcpy(w->park, f->park, f->n_parked * FLOCK_PARK_FIELDS * sizeof *w->park);
+		}
+		if (w->rank)
+			flock_reindex(w);
 	}
-	if (w->rank)
-		flock_reindex(w);
-	take_share(s);
+	/* (on every part: they all skip the gather of this step, or none) */
 	ds->whole_at = s->step + 1;
-	ds->whole_all = 1;
+	ds->n_all = f->n;
+	for (k = 0; k < f->n; k++)
+		if (f->id[k] % parts == me) {
+			if (kept != k)
+				move_slot(f, kept, k);
+			kept++;
+		}
+	f->n = kept;
+	ds->pending = 0;
 	return 0;
 }
 
-/* Every part's whole flock has the run's count: the events change it
- * alike everywhere. */
 static size_t dist_count(const struct sim *s)
 {
 	const struct dist_sim *ds = s->be;
 
-	return ds->whole.n;
+	return ds->n_all;
 }
 
 static const struct sim_ops DIST_OPS = {

@@ -21,13 +21,13 @@
  * What needs the whole flock in an order of its own goes through part 0
  * or every part, as one process would do it: the predators (part 0
  * gathers the boids each step, steps the predators and sends them to
- * every part), population events (every part gathers the flock at the
- * event's step, applies it alike by id and rank, and keeps its share),
+ * every part), population events (part 0 gathers the flock at the event's
+ * step, applies it by id and rank, and sends every part its share),
  * checkpoints and --check-invariants (gathered to part 0). A checkpoint
  * holds the whole flock, so a run resumes from it at any number of parts.
  * Brute force is not split (refused). Each process holds room for the
- * whole flock (its arrays, the grid's cells and a whole copy), so memory
- * does not yet shrink with the number of processes. */
+ * whole flock (its arrays and the grid's cells; part 0 a whole copy too),
+ * so memory does not yet shrink with the number of processes. */
 #ifndef BOIDSIM_DIST_H
 #define BOIDSIM_DIST_H
 
