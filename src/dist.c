@@ -386,6 +386,21 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 	return 0;
 }
 
+/* The slabs of this step's cells, and every boid sent to its own. */
+static int migrate(struct sim *s, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	double t0;
+
+	if (set_slabs(s, err) != 0)
+		return -1;
+	t0 = util_seconds();
+	if (exchange(s, 0, err) != 0)
+		return -1;
+	ds->t_exchange += util_seconds() - t0;
+	return 0;
+}
+
 /* This step's cells from the whole flock, and every boid in its slab:
  * the extent (through reduce.h) gives the cells of reach 1; the boids go
  * to the slabs of those cells, each cell then whole in one part, so the
@@ -399,15 +414,10 @@ static int plan(struct sim *s, struct util_err *err)
 	struct flock *f = &s->flock;
 	uint64_t sums[2] = {0, f->n};
 	size_t k, c, first, cells;
-	double t0;
 
 	grid_geometry(g, f);
-	if (set_slabs(s, err) != 0)
+	if (migrate(s, err) != 0)
 		return -1;
-	t0 = util_seconds();
-	if (exchange(s, 0, err) != 0)
-		return -1;
-	ds->t_exchange += util_seconds() - t0;
 	first = ds->row_start[ds->d->part] * (g->ncells / rows_of(g));
 	cells = (ds->row_start[ds->d->part + 1] - ds->row_start[ds->d->part]) *
 		(g->ncells / rows_of(g));
@@ -420,14 +430,8 @@ static int plan(struct sim *s, struct util_err *err)
 		sums[0] += (uint64_t)ds->counts[c] * ds->counts[c];
 	sums[1] = f->n;
 	reduce_sum_u64(f->reduce, sums, 2);
-	if (grid_choose_reach(g, sums[0], sums[1])) {
-		if (set_slabs(s, err) != 0)
-			return -1;
-		t0 = util_seconds();
-		if (exchange(s, 0, err) != 0)
-			return -1;
-		ds->t_exchange += util_seconds() - t0;
-	}
+	if (grid_choose_reach(g, sums[0], sums[1]) && migrate(s, err) != 0)
+		return -1;
 	return 0;
 }
 
