@@ -15,6 +15,8 @@
 #include "step.h"
 
 #define DIST_TAG_FOLD 17
+/* The most parts a row's boids go to as halo. */
+#define HALO_MAX (2 * GRID_REACH_MAX + 1)
 
 struct dist {
 	MPI_Comm comm;
@@ -38,6 +40,8 @@ struct dist_sim {
 	uint32_t *sbuf, *rbuf; /* records (dist_words words a boid) */
 	size_t scap, rcap;
 	int *scnt, *sdsp, *rcnt, *rdsp;
+	int *hdst, *hcnt;      /* halo_table: per row of the slab */
+	size_t hdst_cap, hcnt_cap;
 	double t_exchange;     /* this step's, in the exchanges */
 	int whole_ok, wgrid_ok;
 	uint64_t whole_at;     /* step + 1 of the state part 0's whole holds, 0: none */
@@ -182,17 +186,33 @@ static void move_slot(struct flock *f, size_t to, size_t from)
 	copy_boid(f, to, f, from);
 }
 
+/* Slots from .. from+m-1 to to .. to+m-1 (they may overlap), a field at a
+ * time: the boids that stay move in long runs, which a copy per boid and
+ * field would make the split run's largest serial cost. */
+static void move_run(struct flock *f, size_t to, size_t from, size_t m)
+{
+	int d;
+
+	if (to == from || m == 0)
+		return;
+	memmove(&f->id[to], &f->id[from], m * sizeof *f->id);
+	for (d = 0; d < f->dims; d++) {
+		memmove(&f->pos[d][to], &f->pos[d][from], m * sizeof *f->pos[d]);
+		memmove(&f->vel[d][to], &f->vel[d][from], m * sizeof *f->vel[d]);
+	}
+	for (d = 0; d < f->hue_fields; d++)
+		memmove(&f->hue[d][to], &f->hue[d][from], m * sizeof *f->hue[d]);
+}
+
 /* After a step: the own boids to the front, the halo dropped. */
 static void compact(struct sim *s)
 {
 	struct dist_sim *ds = s->be;
 	struct flock *f = &s->flock;
-	size_t k;
 
 	if (!ds->pending)
 		return;
-	for (k = ds->own0; k < ds->own1; k++)
-		move_slot(f, k - ds->own0, k);
+	move_run(f, 0, ds->own0, ds->own1 - ds->own0);
 	f->n = ds->own1 - ds->own0;
 	ds->pending = 0;
 }
@@ -277,11 +297,11 @@ static int in_halo(const struct dist_sim *ds, const struct grid *g, int q, uint3
 }
 
 /* The parts other than this one whose halo holds row, into q (at most
- * 2 GRID_REACH_MAX + 1; returns how many): only the owners of the rows
+ * HALO_MAX; returns how many): only the owners of the rows
  * within reach of it can, so a boid costs the few rows of the stencil, not
  * every part. */
 static int halo_parts(const struct dist_sim *ds, const struct grid *g, uint32_t row,
-		      int q[2 * GRID_REACH_MAX + 1])
+		      int q[HALO_MAX])
 {
 	const int64_t n = rows_of(g), reach = g->reach;
 	int64_t r;
@@ -303,9 +323,27 @@ static int halo_parts(const struct dist_sim *ds, const struct grid *g, uint32_t 
 	return m;
 }
 
-/* Sends records out by destination (dest[k] for slot k, -1: none; with
- * halo, every part whose halo holds the slot's row) and appends what is
- * received after slot keep of the flock. */
+/* The halo's destinations of every row of this part's slab (halo_parts),
+ * once a step rather than once a boid: a boid's are those of its row. */
+static int halo_table(struct dist_sim *ds, const struct grid *g, struct util_err *err)
+{
+	const uint32_t a = ds->row_start[ds->d->part], b = ds->row_start[ds->d->part + 1];
+	uint32_t r;
+
+	if (util_reserve_raw(&ds->hdst, &ds->hdst_cap,
+			     ((size_t)(b - a) * HALO_MAX + 1) * sizeof *ds->hdst, err) != 0 ||
+	    util_reserve_raw(&ds->hcnt, &ds->hcnt_cap, ((size_t)(b - a) + 1) * sizeof *ds->hcnt,
+			     err) != 0)
+		return -1;
+	for (r = a; r < b; r++)
+		ds->hcnt[r - a] = halo_parts(ds, g, r, ds->hdst + (size_t)(r - a) * HALO_MAX);
+	return 0;
+}
+
+/* Sends records out by destination (with halo, every part whose halo holds
+ * the slot's row, from halo_table, every boid being in this part's slab;
+ * otherwise the owner of its row, when another part) and appends what is
+ * received after the boids kept. */
 static int exchange(struct sim *s, int halo, struct util_err *err)
 {
 	struct dist_sim *ds = s->be;
@@ -316,6 +354,9 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 	size_t k, kept = 0, total = 0, got = 0;
 	int q;
 
+	const uint32_t row0 = ds->row_start[me];
+	size_t run = 0; /* the first slot of the run of boids kept, not yet moved */
+
 	for (q = 0; q < parts; q++)
 		ds->scnt[q] = 0;
 	/* Count, then place: every record of one destination together. */
@@ -323,7 +364,8 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 		uint32_t row = grid_row(g, f, k);
 
 		if (halo) {
-			int hq[2 * GRID_REACH_MAX + 1], m = halo_parts(ds, g, row, hq), i;
+			const int *hq = ds->hdst + (size_t)(row - row0) * HALO_MAX;
+			int m = ds->hcnt[row - row0], i;
 
 			for (i = 0; i < m; i++)
 				ds->scnt[hq[i]]++;
@@ -346,7 +388,8 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 			uint32_t row = grid_row(g, f, k);
 
 			if (halo) {
-				int hq[2 * GRID_REACH_MAX + 1], m = halo_parts(ds, g, row, hq), i;
+				const int *hq = ds->hdst + (size_t)(row - row0) * HALO_MAX;
+				int m = ds->hcnt[row - row0], i;
 
 				for (i = 0; i < m; i++) {
 					pack(f, k, ds->sbuf + at[hq[i]]);
@@ -355,15 +398,18 @@ static int exchange(struct sim *s, int halo, struct util_err *err)
 			} else if ((q = owner(ds, row)) != me) {
 				pack(f, k, ds->sbuf + at[q]);
 				at[q] += (int)w;
-			} else {
-				if (kept != k)
-					move_slot(f, kept, k);
-				kept++;
+				move_run(f, kept, run, k - run);
+				kept += k - run;
+				run = k + 1;
 			}
 		}
 	}
-	if (halo)
+	if (halo) {
 		kept = f->n;
+	} else {
+		move_run(f, kept, run, f->n - run);
+		kept += f->n - run;
+	}
 	for (q = 0; q < parts; q++)
 		ds->scnt[q] *= (int)w;
 	MPI_Alltoall(ds->scnt, 1, MPI_INT, ds->rcnt, 1, MPI_INT, ds->d->comm);
@@ -448,7 +494,7 @@ static int distribute(struct sim *s, size_t *first, size_t *end, struct util_err
 	if (plan(s, err) != 0)
 		return -1;
 	t0 = util_seconds();
-	if (exchange(s, 1, err) != 0)
+	if (halo_table(ds, g, err) != 0 || exchange(s, 1, err) != 0)
 		return -1;
 	ds->t_exchange += util_seconds() - t0;
 	grid_sort(g, &s->flock);
@@ -476,6 +522,8 @@ static void dist_free_be(struct sim *s)
 	util_free(ds->rowcnt);
 	util_free(ds->sbuf);
 	util_free(ds->rbuf);
+	util_free(ds->hdst);
+	util_free(ds->hcnt);
 	free(ds->scnt);
 	free(ds);
 	s->be = NULL;

@@ -159,27 +159,6 @@ static int choose_cells(struct grid *g)
 	return halved;
 }
 
-static inline uint32_t axis_index(const struct grid *g, int d, float x)
-{
-	double c = ((double)x - g->lo[d]) * g->inv[d];
-
-	if (!(c >= 0.0)) /* also catches NaN, which would be a bug upstream */
-		return 0;
-	if (c >= (double)g->n[d])
-		return g->n[d] - 1;
-	return (uint32_t)c;
-}
-
-static inline size_t cell_of_slot(const struct grid *g, const struct flock *f, size_t i)
-{
-	size_t c = axis_index(g, 0, f->pos[0][i]);
-
-	c += (size_t)g->n[0] * axis_index(g, 1, f->pos[1][i]);
-	if (g->dims == 3)
-		c += (size_t)g->n[0] * g->n[1] * axis_index(g, 2, f->pos[2][i]);
-	return c;
-}
-
 /* Sorts one cell's slots by the ids they hold. Boids that stayed in their
  * cell are already in order, so the final gap (insertion sort) is nearly
  * linear; the larger gaps (a Shell sort: Ciura's sequence, extended by
@@ -231,16 +210,6 @@ void grid_geometry(struct grid *g, const struct flock *f)
 	choose_cells(g);
 }
 
-size_t grid_cell(const struct grid *g, const struct flock *f, size_t k)
-{
-	return cell_of_slot(g, f, k);
-}
-
-uint32_t grid_row(const struct grid *g, const struct flock *f, size_t k)
-{
-	return axis_index(g, g->dims - 1, f->pos[g->dims - 1][k]);
-}
-
 /* plan: choose the geometry (grid_build), or keep the one set (grid_sort). */
 static void build(struct grid *g, struct flock *f, int plan)
 {
@@ -272,7 +241,7 @@ static void build(struct grid *g, struct flock *f, int plan)
 			h = g->hist + (size_t)t * nc;
 			memset(h, 0, nc * sizeof *h);
 			for (i = lo; i < hi; i++)
-				h[cell_of_slot(g, f, i)]++;
+				h[grid_cell(g, f, i)]++;
 			#pragma omp barrier
 			if (pass == 1 || !plan)
 				break;
@@ -337,7 +306,7 @@ static void build(struct grid *g, struct flock *f, int plan)
 		/* The cell again rather than stored: cheaper than 4 bytes per boid
 		 * of memory traffic. */
 		for (i = lo; i < hi; i++) {
-			uint32_t dest = h[cell_of_slot(g, f, i)]++;
+			uint32_t dest = h[grid_cell(g, f, i)]++;
 
 			g->key[dest] = (uint32_t)i;
 		}
@@ -458,7 +427,7 @@ size_t grid_neighbours(const struct grid *g, const struct flock *f,
 		       uint32_t *out, size_t cap)
 {
 	uint32_t start[GRID_STENCIL_MAX], end[GRID_STENCIL_MAX];
-	size_t c = cell_of_slot(g, f, k), m = 0, j;
+	size_t c = grid_cell(g, f, k), m = 0, j;
 	int ns = grid_stencil(g, c, start, end), s;
 	float d[3];
 
@@ -507,7 +476,7 @@ double grid_nearest2(const struct grid *g, const struct flock *f,
 	}
 	for (d = 0; d < dims; d++) {
 		n[d] = g->n[d];
-		c[d] = axis_index(g, d, f->pos[d][k]);
+		c[d] = grid_axis(g, d, f->pos[d][k]);
 		edge = fmin(edge, g->len[d] / g->n[d]);
 		qmax = n[d] > qmax ? n[d] : qmax;
 	}
@@ -585,7 +554,7 @@ size_t grid_groups(const struct grid *g, const struct flock *f,
 					join(parent, (uint32_t)k, (uint32_t)j);
 		} else {
 			uint32_t start[GRID_STENCIL_MAX], end[GRID_STENCIL_MAX];
-			int ns = grid_stencil(g, cell_of_slot(g, f, k), start, end), s;
+			int ns = grid_stencil(g, grid_cell(g, f, k), start, end), s;
 
 			for (s = 0; s < ns; s++)
 				for (j = start[s]; j < end[s]; j++)

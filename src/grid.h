@@ -74,10 +74,37 @@ void grid_geometry(struct grid *g, const struct flock *f);
 int grid_choose_reach(struct grid *g, uint64_t crowd, uint64_t n);
 void grid_sort(struct grid *g, struct flock *f);
 
+/* The cell index of coordinate x along axis d, clamped to the cells (the
+ * extent is the flock's, so only rounding reaches past it). Inline: the
+ * sort and the split run call these once or twice per boid and pass. */
+static inline uint32_t grid_axis(const struct grid *g, int d, float x)
+{
+	double c = ((double)x - g->lo[d]) * g->inv[d];
+
+	if (!(c >= 0.0)) /* also catches NaN, which would be a bug upstream */
+		return 0;
+	if (c >= (double)g->n[d])
+		return g->n[d] - 1;
+	return (uint32_t)c;
+}
+
+/* The cell of slot k. */
+static inline size_t grid_cell(const struct grid *g, const struct flock *f, size_t k)
+{
+	size_t c = grid_axis(g, 0, f->pos[0][k]);
+
+	c += (size_t)g->n[0] * grid_axis(g, 1, f->pos[1][k]);
+	if (g->dims == 3)
+		c += (size_t)g->n[0] * g->n[1] * grid_axis(g, 2, f->pos[2][k]);
+	return c;
+}
+
 /* The cell of slot k along the last axis (a row in 2D, a plane in 3D:
  * cells of one such index are consecutive in cell order). */
-uint32_t grid_row(const struct grid *g, const struct flock *f, size_t k);
-size_t grid_cell(const struct grid *g, const struct flock *f, size_t k);
+static inline uint32_t grid_row(const struct grid *g, const struct flock *f, size_t k)
+{
+	return grid_axis(g, g->dims - 1, f->pos[g->dims - 1][k]);
+}
 
 /* The slot ranges of the cells of the stencil around cell c (z, then y,
  * then x, offsets -reach .. +reach; under wrap with fewer cells than that,
