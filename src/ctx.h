@@ -30,6 +30,13 @@ enum ctx_simd { CTX_SIMD_BEST = -1, CTX_SIMD_AVX512 = 0, CTX_SIMD_AVX2, CTX_SIMD
  * program's name, at its level (CTX_NORMAL or CTX_VERBOSE). */
 typedef void ctx_log_fn(void *user, int level, const char *msg);
 
+/* How a split run sizes its parts' slabs: to each part's measured speed
+ * (boids stepped per second of its last steps), so that a slower machine
+ * or a denser slab gets fewer boids; or to an even share of the boids,
+ * which makes the split a function of the state alone. Either gives the
+ * same bytes: which part steps a boid does not change its result. */
+enum ctx_balance { CTX_BALANCE_TIME = 0, CTX_BALANCE_BOIDS };
+
 struct ctx {
 	int verbosity;          /* messages above it are dropped */
 	ctx_log_fn *log;        /* NULL: the library says nothing */
@@ -56,6 +63,8 @@ struct ctx {
 	 * (MPI_Abort), without returning. A split run needs it. */
 	void (*fail)(void *user, const char *msg);
 	void *fail_user;
+	/* Of a split run: how the slabs are sized (dist.c). */
+	enum ctx_balance balance;
 };
 
 /* Quiet to the world (no log), CTX_NORMAL, CTX_PARALLEL_MIN_DEFAULT, the

@@ -42,6 +42,12 @@ struct dist_sim {
 	int *scnt, *sdsp, *rcnt, *rdsp;
 	int *hdst, *hcnt;      /* halo_table: per row of the slab */
 	size_t hdst_cap, hcnt_cap;
+	/* Balance by time: each part's speed, smoothed (parts; 0: none
+	 * measured yet), the last speeds gathered, and this part's last step
+	 * phase: its seconds and the boids it stepped. */
+	double *weight, *rate;
+	double t_work;
+	size_t n_work;
 	double t_exchange;     /* this step's, in the exchanges */
 	int whole_ok, wgrid_ok;
 	uint64_t whole_at;     /* step + 1 of the state part 0's whole holds, 0: none */
@@ -224,13 +230,35 @@ static uint32_t rows_of(const struct grid *g)
 	return g->n[g->dims - 1];
 }
 
-/* Part p's slab: rows row_start[p] .. row_start[p+1]-1, whole rows with
- * as near an even share of the boids as whole rows allow, so that a
- * clumped flock keeps every part busy: the rows' counts are summed over
- * the parts (integers, the same on every part), and part p's slab starts
- * at the first row before which lie at least p/P of the boids. Which part
- * steps a boid changes nothing of its result (its neighbours come with
- * the halo), so the bytes are those of any other split. */
+/* Balance by time: every part's speed in its last step phase (boids
+ * stepped per second, which a slower processor or a denser slab lowers)
+ * goes to every part, and each part's weight moves half way to it. The
+ * speeds are the gathered bits themselves and the arithmetic is the same
+ * on every part, so every part computes the same slabs. */
+static void update_weights(struct dist_sim *ds)
+{
+	const int parts = ds->d->parts;
+	double mine = 0.0;
+	int q;
+
+	if (ds->n_work > 0 && ds->t_work > 0.0)
+		mine = (double)ds->n_work / ds->t_work;
+	MPI_Allgather(&mine, 1, MPI_DOUBLE, ds->rate, 1, MPI_DOUBLE, ds->d->comm);
+	for (q = 0; q < parts; q++)
+		if (ds->rate[q] > 0.0)
+			ds->weight[q] = ds->weight[q] > 0.0 ? 0.5 * (ds->weight[q] + ds->rate[q])
+							    : ds->rate[q];
+}
+
+/* Part p's slab: rows row_start[p] .. row_start[p+1]-1, whole rows, so
+ * that a clumped flock keeps every part busy: the rows' counts are summed
+ * over the parts (integers, the same on every part), and part p's slab
+ * starts at the first row before which lie at least its share of the
+ * boids: p/P of them, or by time the parts' weights before p over all of
+ * them (a part that stepped nothing, or none yet, counts a tenth of the
+ * largest weight, so that it gets boids to measure). Which part steps a
+ * boid changes nothing of its result (its neighbours come with the halo),
+ * so the bytes are those of any other split. */
 static int set_slabs(struct sim *s, struct util_err *err)
 {
 	struct dist_sim *ds = s->be;
@@ -242,6 +270,16 @@ static int set_slabs(struct sim *s, struct util_err *err)
 	uint64_t p = 1;
 	uint32_t r;
 	size_t k;
+	double wmax = 0.0, wsum = 0.0, wbelow = 0.0;
+
+	if (s->ctx.balance == CTX_BALANCE_TIME)
+		for (p = 0; p < parts; p++)
+			wmax = ds->weight[p] > wmax ? ds->weight[p] : wmax;
+	for (p = 0; p < parts && wmax > 0.0; p++) {
+		ds->rate[p] = ds->weight[p] > 0.1 * wmax ? ds->weight[p] : 0.1 * wmax;
+		wsum += ds->rate[p];
+	}
+	p = 1;
 
 	if (rows > INT_MAX) {
 		util_err_set(err, "a split run has at most %d rows of cells", INT_MAX);
@@ -257,9 +295,15 @@ static int set_slabs(struct sim *s, struct util_err *err)
 	for (r = 0; r < rows; r++)
 		total += ds->rowcnt[r];
 	ds->row_start[0] = 0;
+	if (wmax > 0.0)
+		wbelow = ds->rate[0];
 	for (r = 0; r <= rows; r++) {
-		while (p < parts && below * parts >= total * p)
+		while (p < parts && (wmax > 0.0 ? (double)below >= wbelow / wsum * (double)total
+						: below * parts >= total * p)) {
+			if (wmax > 0.0)
+				wbelow += ds->rate[p];
 			ds->row_start[p++] = r;
+		}
 		if (r < rows)
 			below += ds->rowcnt[r];
 	}
@@ -461,6 +505,8 @@ static int plan(struct sim *s, struct util_err *err)
 	uint64_t sums[2] = {0, f->n};
 	size_t k, c, first, cells;
 
+	if (s->ctx.balance == CTX_BALANCE_TIME)
+		update_weights(ds);
 	grid_geometry(g, f);
 	if (migrate(s, err) != 0)
 		return -1;
@@ -525,6 +571,7 @@ static void dist_free_be(struct sim *s)
 	util_free(ds->hdst);
 	util_free(ds->hcnt);
 	free(ds->scnt);
+	free(ds->weight);
 	free(ds);
 	s->be = NULL;
 }
@@ -559,8 +606,9 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 	parts = ds->d->parts;
 	if (!(ds->row_start = util_alloc((size_t)parts + 1, sizeof(uint32_t), err)) ||
 	    !(ds->scnt = calloc((size_t)parts * 4, sizeof(int))) ||
+	    !(ds->weight = calloc((size_t)parts * 2, sizeof(double))) ||
 	    grid_init(&s->grid, s->sc, f->cap, err) != 0) {
-		if (ds->scnt == NULL)
+		if (ds->scnt == NULL || ds->weight == NULL)
 			util_err_set(err, "out of memory");
 		dist_free_be(s);
 		return -1;
@@ -568,6 +616,7 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 	ds->sdsp = ds->scnt + parts;
 	ds->rcnt = ds->sdsp + parts;
 	ds->rdsp = ds->rcnt + parts;
+	ds->rate = ds->weight + parts;
 	/* Every part drew the whole flock (the same draws, by id): each keeps
 	 * a share, which the first step sends to its slab. */
 	for (k = 0; k < f->n; k++)
@@ -740,9 +789,11 @@ static void dist_step(struct sim *s)
 	ds->own0 = s->grid.cell_start[first];
 	ds->own1 = s->grid.cell_start[end];
 	ds->pending = 1;
-	s->stats.boid_steps += ds->own1 - ds->own0;
+	ds->n_work = ds->own1 - ds->own0;
+	ds->t_work = util_seconds() - t1;
+	s->stats.boid_steps += ds->n_work;
 	s->stats.t_grid += t1 - t0;
-	s->stats.t_step += util_seconds() - t1;
+	s->stats.t_step += ds->t_work;
 }
 
 static void dist_measure(struct sim *s, struct metrics *m, struct metrics_row *row)

@@ -57,6 +57,7 @@ static void usage(FILE *out)
 	      "      --set KEY=VALUE    override any scenario key by its dotted path\n"
 	      "  -j, --threads N        use N threads (default: OMP_NUM_THREADS or all cores)\n"
 	      "      --neighbours MODE  grid (default) or brute (O(N^2) reference)\n"
+	      "      --balance MODE     under mpirun: slabs by time (default) or boids\n"
 	      "      --check            validate and print the effective scenario; run nothing\n"
 	      "      --check-invariants check counts, finiteness, speeds and box every step\n"
 	      "      --metrics FILE     write order parameters as CSV (- for stdout)\n"
@@ -170,7 +171,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_FORMAT = 256, OPT_SEED, OPT_STEPS, OPT_EVERY, OPT_SET,
 	       OPT_NEIGHBOURS, OPT_CHECK, OPT_INVARIANTS, OPT_METRICS, OPT_METRICS_EVERY,
-	       OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME };
+	       OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_BALANCE };
 	static const struct option longs[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"format", required_argument, NULL, OPT_FORMAT},
@@ -188,6 +189,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
 		{"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
 		{"resume", no_argument, NULL, OPT_RESUME},
+		{"balance", required_argument, NULL, OPT_BALANCE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -239,6 +241,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 				o->ro.search = SIM_BRUTE;
 			else
 				return usage_error("--neighbours %s: expected grid or brute", optarg);
+			break;
+		case OPT_BALANCE:
+			if (strcmp(optarg, "time") == 0)
+				cmd_ctx.balance = CTX_BALANCE_TIME;
+			else if (strcmp(optarg, "boids") == 0)
+				cmd_ctx.balance = CTX_BALANCE_BOIDS;
+			else
+				return usage_error("--balance %s: expected time or boids", optarg);
 			break;
 		case OPT_CHECK:
 			o->ro.check = 1;
