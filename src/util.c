@@ -7,8 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+/* From this size a zeroed array is mapped, not allocated and cleared. */
+#define UTIL_MAP_MIN ((size_t)1 << 20)
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 {
@@ -42,12 +46,20 @@ int util_mul_size(size_t n, size_t size, size_t *out)
 	return 0;
 }
 
+/* Every array starts one cache line into its block, after this header,
+ * so that util_free knows how the block was made. */
+struct util_block {
+	size_t bytes;  /* the whole block's */
+	int mapped;    /* from mmap (zeroed by the system), else posix_memalign */
+};
+
 static void *alloc_aligned(size_t n, size_t size, int zero, struct util_err *err)
 {
 	size_t bytes;
 	void *p = NULL;
+	struct util_block *b;
 
-	if (util_mul_size(n, size, &bytes) != 0 || bytes > SIZE_MAX - UTIL_ALIGN) {
+	if (util_mul_size(n, size, &bytes) != 0 || bytes > SIZE_MAX - 3 * UTIL_ALIGN) {
 		util_err_set(err, "allocation of %zu x %zu bytes overflows", n, size);
 		return NULL;
 	}
@@ -55,13 +67,28 @@ static void *alloc_aligned(size_t n, size_t size, int zero, struct util_err *err
 	bytes = (bytes + UTIL_ALIGN - 1) / UTIL_ALIGN * UTIL_ALIGN;
 	if (bytes == 0)
 		bytes = UTIL_ALIGN;
-	if (posix_memalign(&p, UTIL_ALIGN, bytes) != 0) {
+	bytes += UTIL_ALIGN;
+	/* Large zeroed arrays come from mmap, whose pages are zero and not
+	 * resident until written: room sized for the worst case (a population
+	 * schedule's capacity, a process's room for the whole flock in a split
+	 * run) costs memory only for the part in use, where a memset would
+	 * touch it all. */
+	if (zero && bytes >= UTIL_MAP_MIN) {
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			util_err_set(err, "out of memory allocating %zu bytes", bytes);
+			return NULL;
+		}
+	} else if (posix_memalign(&p, UTIL_ALIGN, bytes) != 0) {
 		util_err_set(err, "out of memory allocating %zu bytes", bytes);
 		return NULL;
-	}
-	if (zero)
+	} else if (zero) {
 		memset(p, 0, bytes);
-	return p;
+	}
+	b = p;
+	b->bytes = bytes;
+	b->mapped = zero && bytes >= UTIL_MAP_MIN;
+	return (char *)p + UTIL_ALIGN;
 }
 
 void *util_alloc(size_t n, size_t size, struct util_err *err)
@@ -76,7 +103,15 @@ void *util_alloc_raw(size_t n, size_t size, struct util_err *err)
 
 void util_free(void *p)
 {
-	free(p);
+	struct util_block *b;
+
+	if (p == NULL)
+		return;
+	b = (struct util_block *)(void *)((char *)p - UTIL_ALIGN);
+	if (b->mapped)
+		munmap(b, b->bytes);
+	else
+		free(b);
 }
 
 static int reserve(void *pp, size_t *cap, size_t n, int zero, struct util_err *err)

@@ -25,7 +25,9 @@ void util_err_set(struct util_err *err, const char *fmt, ...)
 int util_mul_size(size_t n, size_t size, size_t *out);
 
 /* Aligned, zeroed allocation of n elements of size bytes; NULL on overflow
- * or exhaustion (with err filled when err is not NULL). Free with util_free. */
+ * or exhaustion (with err filled when err is not NULL). Free with util_free
+ * (only: the block has a header). From a MiB on, the zeros are the
+ * system's: pages not written are never resident. */
 void *util_alloc(size_t n, size_t size, struct util_err *err);
 void util_free(void *p);
 
