@@ -580,8 +580,7 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 {
 	struct dist_sim *ds;
 	struct flock *f = &s->flock;
-	size_t k, kept = 0;
-	int parts, rc;
+	int parts;
 
 	if (s->ctx.fail == NULL) {
 		util_err_set(err, "a run split over MPI processes needs the caller's ctx.fail");
@@ -617,29 +616,32 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 	ds->rcnt = ds->sdsp + parts;
 	ds->rdsp = ds->rcnt + parts;
 	ds->rate = ds->weight + parts;
-	/* Every part drew the whole flock (the same draws, by id): each keeps
-	 * a share, which the first step sends to its slab. */
-	for (k = 0; k < f->n; k++)
-		if (f->id[k] % (uint32_t)parts == (uint32_t)ds->d->part) {
-			if (kept != k)
-				move_slot(f, kept, k);
-			kept++;
-		}
-	ds->n_all = f->n;
-	f->n = kept;
-	if (ds->d->part == 0) {
-		rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
-		if (rc != 0) {
-			dist_free_be(s);
-			return rc;
-		}
-		ds->whole_ok = 1;
-		if (grid_init(&ds->wgrid, s->sc, ds->whole.cap, err) != 0) {
-			dist_free_be(s);
-			return -1;
-		}
-		ds->wgrid_ok = 1;
-	}
+	/* Every part drew its share of the flock (by id, sim.c), which the
+	 * first step sends to its slab; part 0 makes room for the whole flock
+	 * when it first needs it (make_whole). */
+	ds->n_all = (size_t)s->sc->count;
+	return 0;
+}
+
+/* Part 0's whole flock and its grid, at the first gather or checkpoint
+ * read: a run without frames, metrics, predators, events, checks or
+ * checkpoints never holds it. Drawn as at the start, which is its state
+ * until the first gather or event (an event gathers first). */
+static int make_whole(struct sim *s, struct util_err *err)
+{
+	struct dist_sim *ds = s->be;
+	int rc;
+
+	if (ds->whole_ok || ds->d->part != 0)
+		return 0;
+	rc = flock_init(&ds->whole, s->sc, s->ctx.parallel_min, err);
+	if (rc != 0)
+		return -1;
+	ds->whole_ok = 1;
+	if (grid_init(&ds->wgrid, s->sc, ds->whole.cap, err) != 0)
+		return -1;
+	ds->wgrid.radius = grid_radius(s->cur);
+	ds->wgrid_ok = 1;
 	return 0;
 }
 
@@ -679,6 +681,8 @@ static size_t collect(struct sim *s)
 		return recv ? ds->whole.n : 0;
 	ds->whole_at = s->step + 1;
 	compact(s);
+	if (make_whole(s, &err) != 0)
+		return part_fail(s, &err);
 	mine = (int)(f->n * w);
 	if (util_reserve_raw(&ds->sbuf, &ds->scap, (f->n * w + 1) * sizeof(uint32_t), &err) != 0)
 		return part_fail(s, &err);
@@ -815,7 +819,7 @@ static size_t dist_frame(struct sim *s, float *const out[FLOCK_FIELDS_MAX], uint
 {
 	struct dist_sim *ds = s->be;
 	const struct flock *w = &ds->whole;
-	const int dims = w->dims;
+	const int dims = s->flock.dims; /* (the whole flock exists after the gather) */
 	size_t n = collect(s), k;
 	int d;
 
@@ -872,7 +876,8 @@ static int dist_loaded(struct sim *s, struct util_err *err)
 	const uint32_t parts = (uint32_t)ds->d->parts, me = (uint32_t)ds->d->part;
 	size_t k, kept = 0;
 
-	(void)err;
+	if (make_whole(s, err) != 0)
+		return -1;
 	if (me == 0) {
 		for (k = 0; k < f->n; k++)
 			copy_boid(w, k, f, k);

@@ -232,7 +232,17 @@ void flock_reindex(struct flock *f)
 int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 	       struct util_err *err)
 {
-	size_t n = (size_t)sc->count, cap = (size_t)sc->capacity, i, crowded = 0;
+	return flock_init_part(f, sc, parallel_min, 0, 1, err);
+}
+
+int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_min,
+		    uint32_t part, uint32_t parts, struct util_err *err)
+{
+	const size_t all = (size_t)sc->count, cap = (size_t)sc->capacity;
+	/* the ids part, part + parts, ...: slot i holds id part + i parts */
+	const size_t n = all / parts + (part < all % parts);
+	size_t i;
+	uint64_t crowded = 0;
 	int d, dims = sc->dims;
 	struct bounds box;
 
@@ -240,8 +250,8 @@ int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 	f->dims = dims;
 	f->n = n;
 	f->parallel_min = parallel_min;
-	f->cap = cap > n ? cap : n;
-	f->next_id = (uint32_t)n;
+	f->cap = cap > all ? cap : all;
+	f->next_id = (uint32_t)all;
 	/* RULES_LANES slots of padding (zeros, never written): the neighbour
 	 * loop reads whole groups of lanes and masks the slots past the end. */
 	for (d = 0; d < dims; d++) {
@@ -272,7 +282,8 @@ int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 
 	#pragma omp parallel for schedule(static) reduction(+:crowded) if (n >= f->parallel_min)
 	for (i = 0; i < n; i++)
-		crowded += draw_boid(f, sc, &box, i, (uint32_t)i, sc->start_min, sc->start_max, 1) != 0;
+		crowded += draw_boid(f, sc, &box, i, (uint32_t)(part + i * parts), sc->start_min,
+				     sc->start_max, 1) != 0;
 	/* A start from a file (start.h): its state, checked when it was read;
 	 * the draws above gave what the file does not hold (a hue). */
 	if (sc->start_data) {
@@ -281,10 +292,12 @@ int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 		crowded = 0;
 		#pragma omp parallel for schedule(static) private(d) if (n >= f->parallel_min)
 		for (i = 0; i < n; i++) {
+			const size_t id = f->id[i];
+
 			for (d = 0; d < 2 * dims; d++)
-				(d < dims ? f->pos[d] : f->vel[d - dims])[i] = sd[(size_t)d * n + i];
+				(d < dims ? f->pos[d] : f->vel[d - dims])[i] = sd[(size_t)d * all + id];
 			if (sc->start_hue) {
-				double s, c, t = sd[(size_t)(2 * dims) * n + i];
+				double s, c, t = sd[(size_t)(2 * dims) * all + id];
 
 				/* cos and sin of 2 pi t from those of 2 pi t - pi */
 				detmath_sincos(2.0 * DETMATH_PI * t - DETMATH_PI, &s, &c);
@@ -293,9 +306,19 @@ int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 			}
 		}
 	}
+	/* A part counts the others' boids that find no room too, drawn in
+	 * turn into the first free slot and dropped, so that every part fails
+	 * alike, with the whole flock's count, and without a collective call
+	 * (a part whose setup failed before this would never make it). */
+	if (parts > 1 && sc->n_obstacles > 0 && !sc->start_data)
+		for (i = 0; i < all; i++)
+			if (i % parts != part)
+				crowded += draw_boid(f, sc, &box, n, (uint32_t)i, sc->start_min,
+						     sc->start_max, 1) != 0;
 	if (crowded > 0) {
-		util_err_set(err, "no room to start: %zu boids fell inside obstacles in each of "
-			     "%d tries (the start region is covered)", crowded, FLOCK_PLACE_TRIES);
+		util_err_set(err, "no room to start: %llu boids fell inside obstacles in each of "
+			     "%d tries (the start region is covered)", (unsigned long long)crowded,
+			     FLOCK_PLACE_TRIES);
 		flock_free(f);
 		return -2;
 	}

@@ -65,6 +65,14 @@ struct flock {
  * exit 2). */
 int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 	       struct util_err *err);
+
+/* The same for part part of a flock split into parts (dist.c): only the
+ * boids whose id is part modulo parts, in id order, as if the whole flock
+ * had been drawn and the others dropped; so the memory it touches is its
+ * share's. The room (cap) is still the whole flock's. With obstacles, a
+ * start without room fails on every part alike (all boids are tried). */
+int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_min,
+		    uint32_t part, uint32_t parts, struct util_err *err);
 void flock_free(struct flock *f);
 
 /* Applies population event ev (scenario.h) at a step: adds boids drawn as

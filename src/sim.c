@@ -137,7 +137,15 @@ int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 #endif
 	s->kern = step_kernels(s->ctx.simd);
 	rules_params_init(&s->rp, sc);
-	rc = flock_init(&s->flock, sc, s->ctx.parallel_min, err);
+#ifdef HAVE_MPI
+	/* Split: each part draws its share only (dist.c sends it to its slab). */
+	if (s->ctx.dist)
+		rc = flock_init_part(&s->flock, sc, s->ctx.parallel_min,
+				     (uint32_t)dist_part(s->ctx.dist),
+				     (uint32_t)dist_parts(s->ctx.dist), err);
+	else
+#endif
+		rc = flock_init(&s->flock, sc, s->ctx.parallel_min, err);
 	if (rc != 0)
 		return rc;
 	s->flock.reduce = s->ctx.reduce;
