@@ -257,13 +257,16 @@ static void build(struct grid *g, struct flock *f, int plan)
 					m += g->hist[(size_t)tt * nc + c];
 				crowd += m * m;
 			}
-			#pragma omp single
+			/* master, not single: the reduction may be a call into MPI,
+			 * which a funneled process makes from its main thread only */
+			#pragma omp master
 			{
 				uint64_t sums[2] = {crowd, n}; /* over the whole flock */
 
 				reduce_sum_u64(f->reduce, sums, 2);
 				redo = grid_choose_reach(g, sums[0], sums[1]);
 			}
+			#pragma omp barrier
 			if (!redo)
 				break;
 		}
