@@ -1156,6 +1156,22 @@ static inline __attribute__((always_inline)) rules_vd vsqrt(rules_vd x)
 	return r;
 }
 
+/* The batch's new positions and velocities along axis d into slots k ..
+ * k+nb-1, as integrate_finish does without obstacles (bounds_apply):
+ * positions wrapped under wrap (bounds_wrap1), else rounded. */
+static inline __attribute__((always_inline)) void
+store_batch(const struct rules_params *p, int d, rules_vd xn, rules_vfb vf, int nb, size_t k,
+	    float *const pos_out[3], float *const vel_out[3])
+{
+	int l;
+
+	for (l = 0; l < nb; l++) {
+		pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
+					    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
+		vel_out[d][k + (size_t)l] = vf[l];
+	}
+}
+
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
 static inline __attribute__((always_inline)) void
 steer_batch(const struct rules_params *p, int dims, double w, rules_vl on,
@@ -1249,11 +1265,7 @@ update_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATC
 		const rules_vd xn = x0[d] + __builtin_convertvector(vf, rules_vd) * dt;
 
 		/* integrate_finish without obstacles: bounds_apply */
-		for (l = 0; l < nb; l++) {
-			pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
-						    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
-			vel_out[d][k + (size_t)l] = vf[l];
-		}
+		store_batch(p, d, xn, vf, nb, k, pos_out, vel_out);
 	}
 }
 
@@ -1326,11 +1338,7 @@ blend_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH
 			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
 		xn = x0 + move * dt;
 		/* finish_heading, integrate_finish without obstacles */
-		for (l = 0; l < nb; l++) {
-			pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
-						    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
-			vel_out[d][k + (size_t)l] = vf[l];
-		}
+		store_batch(p, d, xn, vf, nb, k, pos_out, vel_out);
 	}
 }
 
@@ -1418,11 +1426,7 @@ slerp_batch(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH
 		for (l = 0; l < RULES_BATCH; l++)
 			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
 		xn = x0 + move * dt;
-		for (l = 0; l < nb; l++) {
-			pos_out[d][k + (size_t)l] = p->ip.box.mode == BOUNDS_WRAP ?
-						    bounds_wrap1(&p->ip.box, d, xn[l]) : (float)xn[l];
-			vel_out[d][k + (size_t)l] = vf[l];
-		}
+		store_batch(p, d, xn, vf, nb, k, pos_out, vel_out);
 	}
 	return 1;
 }
