@@ -1378,6 +1378,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set"), *kv;
 		struct scenario_stage *stage = &sc->stages[i];
 		char path[64], file[UTIL_ERR_MAX / 2];
+		const char *hue_refusal;
 		struct load_ctx sub = *c;
 
 		snprintf(path, sizeof path, "schedule[%d].step", i);
@@ -1445,21 +1446,17 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		if (validate(&sub, work, &stage->sc) != 0)
 			goto fail;
 		/* The hue is state: a schedule can tune it, not start it. */
-		if (stage->sc.has_hue != sc->has_hue) {
-			sc->n_stages = ++i;
-			snprintf(path, sizeof path, "schedule[%d].set", i - 1);
-			fail(c, path, "a schedule can change hue.weight and hue.radius only in "
-			     "a scenario that has a hue key");
-			goto fail;
-		}
-		if (stage->sc.hue_spin_on != sc->hue_spin_on) {
-			sc->n_stages = ++i;
-			snprintf(path, sizeof path, "schedule[%d].set", i - 1);
-			fail(c, path, "a schedule can change hue.alignment only in a scenario "
-			     "whose hue has alignment or spin");
-			goto fail;
-		}
+		hue_refusal = stage->sc.has_hue != sc->has_hue ?
+				      "hue.weight and hue.radius only in a scenario that has a hue key" :
+			      stage->sc.hue_spin_on != sc->hue_spin_on ?
+				      "hue.alignment only in a scenario whose hue has alignment or spin" :
+				      NULL;
 		sc->n_stages = ++i;
+		if (hue_refusal) {
+			snprintf(path, sizeof path, "schedule[%d].set", i - 1);
+			fail(c, path, "a schedule can change %s", hue_refusal);
+			goto fail;
+		}
 	}
 	cJSON_Delete(work);
 	return 0;
