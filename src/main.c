@@ -111,10 +111,11 @@ static void report_stats(const struct run_result *r, enum sim_search search)
 		ctx_log(&cmd_ctx, CTX_VERBOSE, "%d MPI processes: %.0f bytes sent a step between them "
 			"(boids leaving their slabs and halos), %.3f s exchanging (the slowest); "
 			"%" PRIu64 " bytes gathered for frames and metrics; the busiest stepped "
-			"%.1f%% of the boid-steps",
+			"%.1f%% of the boid-steps (slabs by %s)",
 			cmd_ctx.parts, r->step ? (double)all.sent_step / (double)r->step : 0.0,
 			all.t_exchange, all.sent_gather,
-			u[1] ? 100.0 * (double)most / (double)u[1] : 0.0);
+			u[1] ? 100.0 * (double)most / (double)u[1] : 0.0,
+			cmd_ctx.balance == CTX_BALANCE_BOIDS ? "boids" : "time");
 	}
 #endif
 	per = st->boid_steps ? 1.0 / (double)st->boid_steps : 0.0;
