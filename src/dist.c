@@ -527,6 +527,45 @@ static int plan(struct sim *s, struct util_err *err)
 	return 0;
 }
 
+/* The cells that hold this part's boids and halo: the rows of its slab
+ * and those within reach of it (around the box under wrap), as at most 3
+ * ascending ranges of cells; returns how many. */
+static int slab_cells(const struct dist_sim *ds, const struct grid *g, size_t per_row,
+		      size_t cells[3][2])
+{
+	const int64_t n = rows_of(g), reach = g->reach;
+	const int64_t lo = (int64_t)ds->row_start[ds->d->part] - reach;
+	const int64_t hi = (int64_t)ds->row_start[ds->d->part + 1] + reach;
+	int64_t r[3][2];
+	int nr = 0, i;
+
+	if (!g->periodic) {
+		r[nr][0] = lo < 0 ? 0 : lo;
+		r[nr++][1] = hi > n ? n : hi;
+	} else if (hi - lo >= n) {
+		r[nr][0] = 0;
+		r[nr++][1] = n;
+	} else if (lo < 0) {
+		r[nr][0] = 0;
+		r[nr++][1] = hi;
+		r[nr][0] = n + lo;
+		r[nr++][1] = n;
+	} else if (hi > n) {
+		r[nr][0] = 0;
+		r[nr++][1] = hi - n;
+		r[nr][0] = lo;
+		r[nr++][1] = n;
+	} else {
+		r[nr][0] = lo;
+		r[nr++][1] = hi;
+	}
+	for (i = 0; i < nr; i++) {
+		cells[i][0] = (size_t)r[i][0] * per_row;
+		cells[i][1] = (size_t)r[i][1] * per_row;
+	}
+	return nr;
+}
+
 /* The own boids to their slabs, the halo around them, all in cell order. */
 static int distribute(struct sim *s, size_t *first, size_t *end, struct util_err *err)
 {
@@ -543,8 +582,13 @@ static int distribute(struct sim *s, size_t *first, size_t *end, struct util_err
 	if (halo_table(ds, g, err) != 0 || exchange(s, 1, err) != 0)
 		return -1;
 	ds->t_exchange += util_seconds() - t0;
-	grid_sort(g, &s->flock);
 	per_row = g->ncells / rows_of(g);
+	{
+		size_t cells[3][2];
+		int nr = slab_cells(ds, g, per_row, cells);
+
+		grid_sort(g, &s->flock, (const size_t(*)[2])cells, nr);
+	}
 	*first = ds->row_start[ds->d->part] * per_row;
 	*end = ds->row_start[ds->d->part + 1] * per_row;
 	return 0;

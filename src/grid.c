@@ -210,8 +210,10 @@ void grid_geometry(struct grid *g, const struct flock *f)
 	choose_cells(g);
 }
 
-/* plan: choose the geometry (grid_build), or keep the one set (grid_sort). */
-static void build(struct grid *g, struct flock *f, int plan)
+/* plan: choose the geometry (grid_build), or keep the one set (grid_sort).
+ * cells: NULL, or the nr ranges of cells (ascending, disjoint) that hold
+ * every boid: only those are counted, scanned and sorted. */
+static void build(struct grid *g, struct flock *f, int plan, const size_t (*cells)[2], int nr)
 {
 	const size_t n = f->n;
 	const int dims = f->dims;
@@ -223,7 +225,7 @@ static void build(struct grid *g, struct flock *f, int plan)
 
 	#pragma omp parallel num_threads(g->threads) if (n >= f->parallel_min)
 	{
-		int t = 0, nt = 1, d, pass;
+		int t = 0, nt = 1, d, pass, r;
 		size_t i, c, lo, hi;
 		uint32_t *h;
 
@@ -239,7 +241,10 @@ static void build(struct grid *g, struct flock *f, int plan)
 			const size_t nc = g->ncells;
 
 			h = g->hist + (size_t)t * nc;
-			memset(h, 0, nc * sizeof *h);
+			if (cells == NULL)
+				memset(h, 0, nc * sizeof *h);
+			for (r = 0; cells && r < nr; r++)
+				memset(h + cells[r][0], 0, (cells[r][1] - cells[r][0]) * sizeof *h);
 			for (i = lo; i < hi; i++)
 				h[grid_cell(g, f, i)]++;
 			#pragma omp barrier
@@ -270,11 +275,35 @@ static void build(struct grid *g, struct flock *f, int plan)
 			if (!redo)
 				break;
 		}
+		/* Given ranges, one thread scans them: they are a slab's cells,
+		 * few against its boids, and the cells between them stay as they
+		 * were (no boid, and no step reads them). cell_start just past a
+		 * range is set, for the last cell's end. */
+		if (cells) {
+			#pragma omp single
+			{
+				uint32_t start = 0;
+				int tt;
+
+				for (r = 0; r < nr; r++) {
+					for (c = cells[r][0]; c < cells[r][1]; c++) {
+						g->cell_start[c] = start;
+						for (tt = 0; tt < nt; tt++) {
+							uint32_t cnt = g->hist[(size_t)tt * g->ncells + c];
+
+							g->hist[(size_t)tt * g->ncells + c] = start;
+							start += cnt;
+						}
+					}
+					g->cell_start[cells[r][1]] = start;
+				}
+			}
+		}
 		/* The exclusive scan of the counts, cell by cell and within a
 		 * cell thread by thread, in parallel: each thread sums its block
 		 * of cells, one thread scans the blocks' sums, and each thread
 		 * scans its block from there. Integers: the same in any order. */
-		{
+		else {
 			const size_t nc = g->ncells;
 			const size_t c0 = nc * (size_t)t / (size_t)nt;
 			const size_t c1 = nc * (size_t)(t + 1) / (size_t)nt;
@@ -314,10 +343,18 @@ static void build(struct grid *g, struct flock *f, int plan)
 			g->key[dest] = (uint32_t)i;
 		}
 		#pragma omp barrier
-		#pragma omp for schedule(dynamic, 256)
-		for (c = 0; c < g->ncells; c++)
-			sort_cell(g->key + g->cell_start[c],
-				  g->cell_start[c + 1] - g->cell_start[c], f->id);
+		if (cells == NULL) {
+			#pragma omp for schedule(dynamic, 256)
+			for (c = 0; c < g->ncells; c++)
+				sort_cell(g->key + g->cell_start[c],
+					  g->cell_start[c + 1] - g->cell_start[c], f->id);
+		}
+		for (r = 0; cells && r < nr; r++) {
+			#pragma omp for schedule(dynamic, 256)
+			for (c = cells[r][0]; c < cells[r][1]; c++)
+				sort_cell(g->key + g->cell_start[c],
+					  g->cell_start[c + 1] - g->cell_start[c], f->id);
+		}
 		/* The arrays in locals, so that the stores, which could
 		 * alias struct flock, do not make the loop reload them. */
 		{
@@ -365,12 +402,12 @@ static void build(struct grid *g, struct flock *f, int plan)
 
 void grid_build(struct grid *g, struct flock *f)
 {
-	build(g, f, 1);
+	build(g, f, 1, NULL, 0);
 }
 
-void grid_sort(struct grid *g, struct flock *f)
+void grid_sort(struct grid *g, struct flock *f, const size_t (*cells)[2], int nr)
 {
-	build(g, f, 0);
+	build(g, f, 0, cells, nr);
 }
 
 /* The cells along one axis that can hold neighbours of cell c, offsets

@@ -69,10 +69,14 @@ void grid_build(struct grid *g, struct flock *f);
  * the cells of reach 1 for the flock's extent (through f->reduce); the
  * crowding rule, given the sum of squared counts of those cells and the
  * number of boids, which sets reach 2 and its cells when crowded (returns
- * 1 then); and the reorder into the cells set, boids of a cell by id. */
+ * 1 then); and the reorder into the cells set, boids of a cell by id:
+ * with cells (nr ranges [cells[i][0], cells[i][1]), ascending and
+ * disjoint, that hold every boid), only their cells are counted, scanned
+ * and sorted, so that a slab's sort costs its own cells, not the box's;
+ * NULL: every cell. */
 void grid_geometry(struct grid *g, const struct flock *f);
 int grid_choose_reach(struct grid *g, uint64_t crowd, uint64_t n);
-void grid_sort(struct grid *g, struct flock *f);
+void grid_sort(struct grid *g, struct flock *f, const size_t (*cells)[2], int nr);
 
 /* The cell index of coordinate x along axis d, clamped to the cells (the
  * extent is the flock's, so only rounding reaches past it). Inline: the
