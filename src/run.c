@@ -373,11 +373,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	 * keeps its share (sim_loaded); part 0 alone takes up the outputs. */
 	if (o->resume &&
 	    (checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, err) != 0 ||
-	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, err) != 0 ||
-	     sim_loaded(&sim, err) != 0)) {
+	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, err) != 0)) {
 		status = RUN_BAD_INPUT;
 		goto out;
 	}
+	/* (a checkpoint that was read: what fails now is memory, not input) */
+	if (o->resume && sim_loaded(&sim, err) != 0)
+		goto out;
 	if (o->output) {
 		/* With predators or a population schedule, frames hold agents:
 		 * ids and groups, and a count that may change. */
