@@ -104,6 +104,9 @@ typedef int32_t rules_vi __attribute__((vector_size(4 * RULES_LANES)));
 /* The lanes of two boids side by side (rules_lanes.h). */
 typedef float rules_vf_x2 __attribute__((vector_size(8 * RULES_LANES)));
 typedef int32_t rules_vi_x2 __attribute__((vector_size(8 * RULES_LANES)));
+/* And of four (the AVX-512 loop: one 16-float register each). */
+typedef float rules_vf_x4 __attribute__((vector_size(16 * RULES_LANES)));
+typedef int32_t rules_vi_x4 __attribute__((vector_size(16 * RULES_LANES)));
 
 /* Lanes of float vector x where int vector m is true (all bits set), +0
  * elsewhere. */
@@ -168,8 +171,9 @@ static inline void rules_acc_init(struct rules_acc *a)
 }
 
 /* The lane sums for one boid (rules_cand, rules_lanes, rules_self,
- * rules_lanes_add ...) and for two at a time (the same names ending in
- * _x2): rules_lanes.h. */
+ * rules_lanes_add ...), for two at a time (the same names ending in _x2)
+ * and for four (_x4): rules_lanes.h. */
+#define RL_TARGET
 #define RL_BOIDS 1
 #define RL_VF rules_vf
 #define RL_VI rules_vi
@@ -179,6 +183,12 @@ static inline void rules_acc_init(struct rules_acc *a)
 #undef RL_VF
 #undef RL_VI
 #undef RL_
+/* The pairs' and quads' loops are AVX2's and AVX-512's (step.c), and
+ * their lanes are compiled for those. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target)
+#undef RL_TARGET
+#define RL_TARGET __attribute__((target("avx2,bmi,bmi2,fma")))
 #define RL_BOIDS 2
 #define RL_VF rules_vf_x2
 #define RL_VI rules_vi_x2
@@ -188,6 +198,21 @@ static inline void rules_acc_init(struct rules_acc *a)
 #undef RL_VF
 #undef RL_VI
 #undef RL_
+#undef RL_TARGET
+#define RL_TARGET \
+	__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,bmi,bmi2,fma")))
+#define RL_BOIDS 4
+#define RL_VF rules_vf_x4
+#define RL_VI rules_vi_x4
+#define RL_(name) name##_x4
+#include "rules_lanes.h"
+#undef RL_BOIDS
+#undef RL_VF
+#undef RL_VI
+#undef RL_
+#endif
+#endif
+#undef RL_TARGET
 
 /* Adds one neighbour to a (for the tests and small loops): d, d2 and vj as
  * in rules_lane_add, vi and vi2 the boid's own velocity. */

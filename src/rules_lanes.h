@@ -1,16 +1,20 @@
 /* rules_lanes.h: the per-candidate sums of the neighbour loops, written
- * once for RL_BOIDS boids at a time. rules.h includes it twice (hence no
- * include guard): with RL_BOIDS 1, giving rules_cand, rules_lanes,
- * rules_self and rules_lanes_add etc. on vectors of RULES_LANES floats,
- * and with RL_BOIDS 2, giving the same names ending in _x2 on vectors of
- * 2 x RULES_LANES floats, boid b in lanes b RULES_LANES .. (b + 1)
- * RULES_LANES - 1. Each lane does the same IEEE operations in both, so a
- * boid's sums have the same bits whether it is summed alone or in a pair;
- * the pair shares the candidates' loads and halves the instructions where
- * the vectors are wide enough (the AVX-512 loop, grid.c).
+ * once for RL_BOIDS boids at a time. rules.h includes it three times (hence
+ * no include guard): with RL_BOIDS 1, giving rules_cand, rules_lanes,
+ * rules_self and rules_lanes_add etc. on vectors of RULES_LANES floats;
+ * with RL_BOIDS 2 and 4, giving the same names ending in _x2 and _x4 on
+ * vectors of 2 and 4 x RULES_LANES floats, boid b in lanes b RULES_LANES
+ * .. (b + 1) RULES_LANES - 1. Each lane does the same IEEE operations in
+ * all three, so a boid's sums have the same bits whether it is summed
+ * alone, in a pair or in a quad; the boids share the candidates' loads
+ * and divide the instructions where the vectors are wide enough (the
+ * AVX2 and AVX-512 loops, step.c).
  *
  * Before including: RL_BOIDS, RL_VF and RL_VI (float and int32 vectors of
- * RL_BOIDS x RULES_LANES lanes) and RL_(name), the name of an instance. */
+ * RL_BOIDS x RULES_LANES lanes), RL_(name), the name of an instance, and
+ * RL_TARGET, the instruction set its functions are compiled for (empty:
+ * the file's; gcc splits vector operations wider than a function's own
+ * instruction set into pieces before inlining it). */
 
 /* RULES_LANES candidates j for each boid: d = p_j - p_i (minimum image)
  * and d2 = |d|^2 in binary32, v = v_j; valid is false (0) for padding and
@@ -39,13 +43,13 @@ struct RL_(rules_self) {
 	int front;         /* view cone of at most 180 degrees */
 };
 
-static inline void RL_(rules_lanes_init)(struct RL_(rules_lanes) *a)
+RL_TARGET static inline void RL_(rules_lanes_init)(struct RL_(rules_lanes) *a)
 {
 	memset(a, 0, sizeof *a);
 }
 
 /* vel: RL_BOIDS velocities of 3 floats each, one after the other. */
-static inline __attribute__((always_inline)) void
+RL_TARGET static inline __attribute__((always_inline)) void
 RL_(rules_self_init)(struct RL_(rules_self) *s, const struct rules_params *p, const int dims,
 		     const float *vel)
 {
@@ -78,7 +82,7 @@ RL_(rules_self_init)(struct RL_(rules_self) *s, const struct rules_params *p, co
  * coincident boid, 1/0) are computed and discarded. hue (a constant in the
  * fast loops, so that without a hue nothing of it is compiled in) adds the
  * hue vectors of the neighbours seen within r_hue, whatever the model. */
-static inline __attribute__((always_inline)) void
+RL_TARGET static inline __attribute__((always_inline)) void
 RL_(rules_lanes_add)(struct RL_(rules_lanes) *a, const struct rules_params *p,
 		     const enum model_kind model, const int dims, const int hue,
 		     const struct RL_(rules_cand) *c, const struct RL_(rules_self) *s)
@@ -259,7 +263,7 @@ RL_(rules_lanes_add)(struct RL_(rules_lanes) *a, const struct rules_params *p,
 }
 
 /* Each boid's lanes' sums into one, lane 0 first: a fixed order. */
-static inline __attribute__((always_inline)) void
+RL_TARGET static inline __attribute__((always_inline)) void
 RL_(rules_lanes_reduce)(const struct RL_(rules_lanes) *a, const int dims, const int hue,
 			struct rules_acc acc[RL_BOIDS])
 {

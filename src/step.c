@@ -27,6 +27,7 @@
 #define GRID_AVX512_TARGET \
 	__attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,bmi,bmi2,fma")))
 #define GRID_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2,fma")))
+#include <immintrin.h>
 #endif
 #endif
 
@@ -182,7 +183,7 @@ static int spans(const struct grid *g, const struct rules_params *rp, size_t c,
  * MODEL and HUE are constants in each caller, so every combination gets
  * its own vectorised loop, and the loops without a hue load no hue. */
 static inline __attribute__((always_inline)) void
-gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
+gather_spans(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	     const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
 	     const int HUE, struct rules_acc *acc)
 {
@@ -196,6 +197,7 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 	float vel[3] = {vx[k], vy[k], vz[k]};
 	int s, l;
 
+	(void)nb; /* one boid: the loops' common signature */
 	for (l = 0; l < RULES_LANES; l++)
 		lane[l] = l;
 	rules_self_init(&self, rp, DIMS, vel);
@@ -248,86 +250,111 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k,
 #endif
 
 #ifdef GRID_PAIRS
-/* Two boids of one cell, slots k and k + 1, from their spans, as
- * gather_spans does each: the candidates are loaded once into both halves
- * of vectors of twice RULES_LANES lanes, and each half does the one-boid
- * loop's operations, so both sums have the same bits as gather_spans'. */
-static inline __attribute__((always_inline)) void
-gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
-		const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-		const int HUE, struct rules_acc acc[2])
+/* NB boids of one cell, slots k .. k + NB - 1, from their spans, as
+ * gather_spans does each: the candidates are loaded once into the NB
+ * quarters (halves) of vectors of NB x RULES_LANES lanes, and each does
+ * the one-boid loop's operations, so every sum has the same bits as
+ * gather_spans'. Only the first nb (<= NB) boids are real: the lanes of
+ * the others repeat the last real one, and their sums are not used. */
+#define GATHER_SPANS_XN(NB, SUF, BCAST, TARGET)                                            \
+	TARGET static inline __attribute__((always_inline)) void gather_spans_##SUF(         \
+		const struct flock *f, const struct rules_params *rp, size_t k, int nb,     \
+		const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL, \
+		const int HUE, struct rules_acc acc[NB])                                    \
+	{                                                                                   \
+		const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1]; \
+		const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1]; \
+		const float *hc = f->hue[0], *hs = f->hue[1], *hr = f->hue[2];               \
+		const size_t L = RULES_LANES;                                               \
+		rules_vf_##SUF xi, yi, zi;                                                  \
+		rules_vi_##SUF lane, self;                                                  \
+		struct rules_lanes_##SUF ln;                                                \
+		struct rules_self_##SUF sf;                                                 \
+		float vel[3 * NB];                                                          \
+		int s, l;                                                                   \
+                                                                                            \
+		for (l = 0; l < NB; l++) {                                                  \
+			const size_t b = k + (size_t)(l < nb ? l : nb - 1);                 \
+                                                                                            \
+			vel[3 * l] = vx[b];                                                 \
+			vel[3 * l + 1] = vy[b];                                             \
+			vel[3 * l + 2] = vz[b];                                             \
+		}                                                                           \
+		for (l = 0; l < NB * RULES_LANES; l++) {                                    \
+			const int o = l / RULES_LANES < nb ? l / RULES_LANES : nb - 1;      \
+                                                                                            \
+			xi[l] = px[k + (size_t)o];                                          \
+			yi[l] = py[k + (size_t)o];                                          \
+			zi[l] = pz[k + (size_t)o];                                          \
+			lane[l] = l % RULES_LANES;                                          \
+			self[l] = (int32_t)o;                                               \
+		}                                                                           \
+		/* opaque to the compiler: with lane and self known, gcc 12    \
+		 * splits the masks' comparisons of 16 lanes into scalars */   \
+		__asm__("" : "+v"(lane), "+v"(self));                                       \
+		rules_self_init_##SUF(&sf, rp, DIMS, vel);                                  \
+		rules_lanes_init_##SUF(&ln);                                                \
+		for (s = 0; s < nsp; s++) {                                                 \
+			const float c0 = sp[s].corr[0], c1 = sp[s].corr[1], c2 = sp[s].corr[2]; \
+			const size_t end = sp[s].end;                                       \
+			size_t j0;                                                          \
+                                                                                            \
+			for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {               \
+				/* lanes past the span's end, and each boid itself: the  \
+				 * boid of lane l is slot k + self[l], so the lane is    \
+				 * its own where j0 + l % RULES_LANES is that slot */    \
+				const int m = end - j0 < L ? (int)(end - j0) : RULES_LANES; \
+				const int64_t dk = (int64_t)k - (int64_t)j0;                \
+				const int32_t off = dk < -NB * RULES_LANES ? -NB * RULES_LANES : \
+						    dk > NB * RULES_LANES ? NB * RULES_LANES :   \
+									   (int32_t)dk;  \
+				struct rules_cand_##SUF cd;                                 \
+				rules_vf_##SUF x, y, z;                                     \
+                                                                                            \
+				x = BCAST(px);                                              \
+				y = BCAST(py);                                              \
+				cd.vx = BCAST(vx);                                          \
+				cd.vy = BCAST(vy);                                          \
+				cd.dx = (x - xi) + c0;                                      \
+				cd.dy = (y - yi) + c1;                                      \
+				cd.d2 = cd.dx * cd.dx + cd.dy * cd.dy;                      \
+				if (DIMS == 3) {                                            \
+					z = BCAST(pz);                                      \
+					cd.vz = BCAST(vz);                                  \
+					cd.dz = (z - zi) + c2;                              \
+					cd.d2 = cd.d2 + cd.dz * cd.dz;                      \
+				}                                                           \
+				if (HUE) {                                                  \
+					cd.hc = BCAST(hc);                                  \
+					cd.hs = BCAST(hs);                                  \
+					if (rp->hue_spin)                                   \
+						cd.hr = BCAST(hr);                          \
+				}                                                           \
+				cd.valid = (lane < m) & (lane != self + off);               \
+				rules_lanes_add_##SUF(&ln, rp, MODEL, DIMS, HUE, &cd, &sf); \
+			}                                                                   \
+		}                                                                           \
+		rules_lanes_reduce_##SUF(&ln, DIMS, HUE, acc);                              \
+	}
+
+/* RULES_LANES candidates from slot j0 of src, in every quarter (half). */
+static inline __attribute__((always_inline)) rules_vf load4(const float *src)
 {
-	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
-	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
-	const float *hc = f->hue[0], *hs = f->hue[1], *hr = f->hue[2];
-	const size_t L = RULES_LANES;
-	rules_vf_x2 xi, yi, zi;
-	rules_vi_x2 lane, self;
-	struct rules_lanes_x2 ln;
-	struct rules_self_x2 sf;
-	_Static_assert(RULES_LANES == 4, "LOAD_X2 is written for 4 lanes");
-	float vel[6] = {vx[k], vy[k], vz[k], vx[k + 1], vy[k + 1], vz[k + 1]};
-	int s, l;
+	rules_vf v;
 
-	for (l = 0; l < 2 * RULES_LANES; l++) {
-		const size_t b = k + (size_t)(l / RULES_LANES);
-
-		xi[l] = px[b];
-		yi[l] = py[b];
-		zi[l] = pz[b];
-		lane[l] = l % RULES_LANES;
-		self[l] = (int32_t)(l / RULES_LANES);
-	}
-	rules_self_init_x2(&sf, rp, DIMS, vel);
-	rules_lanes_init_x2(&ln);
-	for (s = 0; s < nsp; s++) {
-		const float c0 = sp[s].corr[0], c1 = sp[s].corr[1], c2 = sp[s].corr[2];
-		const size_t end = sp[s].end;
-		size_t j0;
-
-		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
-			/* lanes past the span's end, and each boid itself: the
-			 * boid of lane l is slot k + l / RULES_LANES, so the lane
-			 * is its own where j0 + l % RULES_LANES is that slot */
-			const int m = end - j0 < L ? (int)(end - j0) : RULES_LANES;
-			const int64_t dk = (int64_t)k - (int64_t)j0;
-			const int32_t off = dk < -2 * RULES_LANES ? -2 * RULES_LANES :
-					    dk > 2 * RULES_LANES ? 2 * RULES_LANES : (int32_t)dk;
-			struct rules_cand_x2 cd;
-			rules_vf_x2 x, y, z;
-
-#define LOAD_X2(v, src)                                                     \
-	do {                                                                 \
-		rules_vf v4_;                                                \
-		memcpy(&v4_, (src) + j0, sizeof v4_);                        \
-		(v) = __builtin_shufflevector(v4_, v4_, 0, 1, 2, 3, 0, 1, 2, 3); \
-	} while (0)
-			LOAD_X2(x, px);
-			LOAD_X2(y, py);
-			LOAD_X2(cd.vx, vx);
-			LOAD_X2(cd.vy, vy);
-			cd.dx = (x - xi) + c0;
-			cd.dy = (y - yi) + c1;
-			cd.d2 = cd.dx * cd.dx + cd.dy * cd.dy;
-			if (DIMS == 3) {
-				LOAD_X2(z, pz);
-				LOAD_X2(cd.vz, vz);
-				cd.dz = (z - zi) + c2;
-				cd.d2 = cd.d2 + cd.dz * cd.dz;
-			}
-			if (HUE) {
-				LOAD_X2(cd.hc, hc);
-				LOAD_X2(cd.hs, hs);
-				if (rp->hue_spin)
-					LOAD_X2(cd.hr, hr);
-			}
-#undef LOAD_X2
-			cd.valid = (lane < m) & (lane != self + off);
-			rules_lanes_add_x2(&ln, rp, MODEL, DIMS, HUE, &cd, &sf);
-		}
-	}
-	rules_lanes_reduce_x2(&ln, DIMS, HUE, acc);
+	memcpy(&v, src, sizeof v);
+	return v;
 }
+_Static_assert(RULES_LANES == 4, "BCAST_X2 and BCAST_X4 are written for 4 lanes");
+#define BCAST_X2(src) __builtin_shufflevector(load4((src) + j0), load4((src) + j0), \
+					      0, 1, 2, 3, 0, 1, 2, 3)
+/* (gcc 12 builds the four-fold shuffle through the stack) */
+#define BCAST_X4(src) ((rules_vf_x4)_mm512_broadcast_f32x4(_mm_loadu_ps((src) + j0)))
+GATHER_SPANS_XN(2, x2, BCAST_X2, GRID_AVX2_TARGET)
+GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
+#undef BCAST_X2
+#undef BCAST_X4
+#undef GATHER_SPANS_XN
 #endif
 
 /* One instance of the loop per dimension, model and hue, so that none of
@@ -352,17 +379,19 @@ gather_spans_x2(const struct flock *f, const struct rules_params *rp, size_t k,
 			GATHER_MODEL(MODEL_ACCELERATE);                               \
 		}                                                                     \
 	} while (0)
-#define GATHER(D, M) (rp->has_hue ? SPANS(f, rp, k, sp, nsp, D, M, 1, acc) : \
-				    SPANS(f, rp, k, sp, nsp, D, M, 0, acc))
+#define GATHER(D, M) (rp->has_hue ? SPANS(f, rp, k, nb, sp, nsp, D, M, 1, acc) : \
+				    SPANS(f, rp, k, nb, sp, nsp, D, M, 0, acc))
 
+/* The neighbourhoods of nb boids from slot k, into acc[0 .. nb - 1] (a
+ * loop of more boids than nb writes its other sums after them). */
 typedef void gather_fn(const struct flock *f, const struct rules_params *rp, size_t k,
-		       const struct span *sp, int nsp, struct rules_acc *acc);
+		       int nb, const struct span *sp, int nsp, struct rules_acc *acc);
 
 /* A neighbour loop NAME for the instruction set TARGET, one boid at a time
- * (gather_spans) or two (gather_spans_x2). */
+ * (gather_spans), two (gather_spans_x2) or four (gather_spans_x4). */
 #define GATHER_FN(NAME, TARGET)                                                        \
 	TARGET static void NAME(const struct flock *f, const struct rules_params *rp,  \
-				size_t k, const struct span *sp, int nsp,              \
+				size_t k, int nb, const struct span *sp, int nsp,      \
 				struct rules_acc *acc)                                 \
 	{                                                                              \
 		GATHER_FAST_BODY;                                                      \
@@ -383,6 +412,13 @@ GATHER_FN(gather_fast_avx2, GRID_AVX2_TARGET)
 #define SPANS gather_spans_x2
 GATHER_FN(gather_pair_avx512, GRID_AVX512_TARGET)
 GATHER_FN(gather_pair_avx2, GRID_AVX2_TARGET)
+/* Four at a time with AVX-512 only, one 16-float register per vector: the
+ * same instructions as a pair's, on twice the lanes (Zen 5 runs 512-bit
+ * operations at the 256-bit rate). With AVX2 a quad's vectors take two
+ * registers each, of sixteen, and spill. */
+#undef SPANS
+#define SPANS gather_spans_x4
+GATHER_FN(gather_quad_avx512, GRID_AVX512_TARGET)
 #endif
 #endif
 #undef SPANS
@@ -394,11 +430,11 @@ GATHER_FN(gather_pair_avx2, GRID_AVX2_TARGET)
 
 /* The loops of each level, in ctx_simd order (one table, with ctx.c's
  * names): one boid at a time, two (none on baseline x86-64, where pairs do
- * not pay), and the batch update. A level not compiled here (another
- * processor family) is the baseline's loops. */
+ * not pay), four (AVX-512 only), and the batch update. A level not
+ * compiled here (another processor family) is the baseline's loops. */
 struct step_kernels {
 	enum ctx_simd level;
-	gather_fn *fast, *pair;
+	gather_fn *fast, *pair, *quad;
 	batch_fn *batch;
 };
 
@@ -409,13 +445,14 @@ struct step_kernels {
 #endif
 static const struct step_kernels KERNELS[CTX_SIMD_LEVELS] = {
 #ifdef GRID_AVX512
-	{CTX_SIMD_AVX512, gather_fast_avx512, PAIR(gather_pair_avx512), rules_update_batch_avx512},
-	{CTX_SIMD_AVX2, gather_fast_avx2, PAIR(gather_pair_avx2), rules_update_batch_avx2},
+	{CTX_SIMD_AVX512, gather_fast_avx512, PAIR(gather_pair_avx512), PAIR(gather_quad_avx512),
+	 rules_update_batch_avx512},
+	{CTX_SIMD_AVX2, gather_fast_avx2, PAIR(gather_pair_avx2), NULL, rules_update_batch_avx2},
 #else
-	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL},
-	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL},
+	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL, NULL},
+	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL, NULL},
 #endif
-	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL},
+	{CTX_SIMD_BASELINE, gather_fast_base, NULL, NULL, NULL},
 };
 #undef PAIR
 
@@ -539,9 +576,11 @@ uint64_t step_grid_cells(const struct step_kernels *kern, const struct grid *g,
 		 * updated RULES_BATCH at a time across cell boundaries: the
 		 * batch's square roots and divisions, which bound the update by
 		 * their latency, then overlap. */
-		struct rules_acc acc[RULES_BATCH + 1]; /* one over when a pair ends a batch */
+		/* three over when a quad ends a batch (its fourth sums unused
+		 * when it holds three boids) */
+		struct rules_acc acc[RULES_BATCH + 3];
 		size_t c, k0 = g->cell_start[c0];
-		int nb = 0;
+		int nb = 0, b;
 
 		for (c = c0; c < c1; c++) {
 			struct span sp[GRID_STENCIL_MAX];
@@ -559,21 +598,31 @@ uint64_t step_grid_cells(const struct step_kernels *kern, const struct grid *g,
 			for (s = 0; s < ns; s++)
 				candidates += (uint64_t)here * (en[s] - st[s]);
 			for (k = g->cell_start[c]; k < g->cell_start[c + 1]; k++) {
+				const size_t left = g->cell_start[c + 1] - k;
+
+				/* Three boids left take a quad too: its fourth
+				 * quarter repeats the third, at a pair's cost. */
 				if (nsp < 0) {
 					gather_ranges(f, rp, k, st, en, ns, &acc[nb]);
-				} else if (kern->pair && k + 1 < g->cell_start[c + 1]) {
-					kern->pair(f, rp, k, sp, nsp, &acc[nb]);
+				} else if (kern->quad && left >= 3) {
+					const int q = left >= 4 ? 4 : 3;
+
+					kern->quad(f, rp, k, q, sp, nsp, &acc[nb]);
+					k += (size_t)q - 1;
+					nb += q - 1;
+				} else if (kern->pair && left >= 2) {
+					kern->pair(f, rp, k, 2, sp, nsp, &acc[nb]);
 					k++;
 					nb++;
 				} else {
-					kern->fast(f, rp, k, sp, nsp, &acc[nb]);
+					kern->fast(f, rp, k, 1, sp, nsp, &acc[nb]);
 				}
 				if (++nb >= RULES_BATCH) {
 					finish_boids(f, rp, kern->batch, acc, RULES_BATCH, k0, step);
 					k0 += RULES_BATCH;
 					nb -= RULES_BATCH;
-					if (nb > 0)
-						acc[0] = acc[RULES_BATCH];
+					for (b = 0; b < nb; b++)
+						acc[b] = acc[RULES_BATCH + b];
 				}
 			}
 		}
