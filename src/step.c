@@ -289,9 +289,6 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k, int
 			lane[l] = l % RULES_LANES;                                          \
 			self[l] = (int32_t)o;                                               \
 		}                                                                           \
-		/* opaque to the compiler: with lane and self known, gcc 12    \
-		 * splits the masks' comparisons of 16 lanes into scalars */   \
-		__asm__("" : "+v"(lane), "+v"(self));                                       \
 		rules_self_init_##SUF(&sf, rp, DIMS, vel);                                  \
 		rules_lanes_init_##SUF(&ln);                                                \
 		for (s = 0; s < nsp; s++) {                                                 \
