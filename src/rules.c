@@ -1136,21 +1136,20 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
-typedef double rules_vd __attribute__((vector_size(8 * RULES_BATCH)));
-typedef int64_t rules_vl __attribute__((vector_size(8 * RULES_BATCH)));
-typedef float rules_vfb __attribute__((vector_size(4 * RULES_BATCH)));
-typedef int32_t rules_vib __attribute__((vector_size(4 * RULES_BATCH)));
-
 #define RB_TARGET RULES_AVX512
 #define RB_(name) name##_avx512
+#define RB_W 8
 #include "rules_batch.h"
 #undef RB_TARGET
 #undef RB_
+#undef RB_W
 #define RB_TARGET RULES_AVX2
 #define RB_(name) name##_avx2
+#define RB_W 4
 #include "rules_batch.h"
 #undef RB_TARGET
 #undef RB_
+#undef RB_W
 #else
 int rules_update_batch_avx512(const struct rules_params *p,
 			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,

@@ -6,21 +6,33 @@
  * operations wider than a function's own instruction set into pieces
  * before inlining it, and the comparisons of the selects came out as a
  * scalar compare and insert a lane (measured: this update took 40% of a
- * 2D 1M step's neighbours and update, a third less with the target). The
- * types rules_vd, rules_vl, rules_vfb and rules_vib come from rules.c. */
+ * 2D 1M step's neighbours and update, a third less with the target). RB_W is
+ * the lanes of its vectors, one boid each: 8 binary64 in a 512-bit
+ * register, 4 in a 256-bit one, for gcc splits wider vectors into pieces
+ * in the AVX2 copy (measured: with 8 lanes it had 524 scalar compares and
+ * took 36% of a 2D 1M step's time, against 23% for AVX-512's). */
 
-RB_TARGET static inline __attribute__((always_inline)) rules_vd
-RB_(vsel)(rules_vl m, rules_vd a, rules_vd b)
+#if RULES_BATCH % RB_W != 0
+#error "RB_W must divide RULES_BATCH"
+#endif
+typedef double RB_(vd) __attribute__((vector_size(8 * RB_W)));
+typedef int64_t RB_(vl) __attribute__((vector_size(8 * RB_W)));
+typedef float RB_(vfb) __attribute__((vector_size(4 * RB_W)));
+typedef int32_t RB_(vib) __attribute__((vector_size(4 * RB_W)));
+
+
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
+RB_(vsel)(RB_(vl) m, RB_(vd) a, RB_(vd) b)
 {
-	return (rules_vd)(((rules_vl)a & m) | ((rules_vl)b & ~m));
+	return (RB_(vd))(((RB_(vl))a & m) | ((RB_(vl))b & ~m));
 }
 
-RB_TARGET static inline __attribute__((always_inline)) rules_vd RB_(vsqrt)(rules_vd x)
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vsqrt)(RB_(vd) x)
 {
-	rules_vd r;
+	RB_(vd) r;
 	int l;
 
-	for (l = 0; l < RULES_BATCH; l++)
+	for (l = 0; l < RB_W; l++)
 		r[l] = sqrt(x[l]);
 	return r;
 }
@@ -32,29 +44,29 @@ RB_TARGET static inline __attribute__((always_inline)) rules_vd RB_(vsqrt)(rules
  * them in vectors (round, then the far wall to the near one): its call a
  * lane and axis was a quarter of this update's time. */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(store_batch)(const struct rules_params *p, int d, rules_vd xn, rules_vfb vf, int nb, size_t k,
+RB_(store_batch)(const struct rules_params *p, int d, RB_(vd) xn, RB_(vfb) vf, int nb, size_t k,
 	    float *const pos_out[3], float *const vel_out[3])
 {
 	const struct bounds *b = &p->ip.box;
-	rules_vfb x = __builtin_convertvector(xn, rules_vfb);
+	RB_(vfb) x = __builtin_convertvector(xn, RB_(vfb));
 	int l;
 
 	if (b->mode == BOUNDS_WRAP) {
-		const rules_vl out = (xn < b->lo[d]) | (xn >= b->hi[d]);
-		const rules_vib wall = (x >= b->hi_f[d]) | (x < b->lo_f[d]);
-		rules_vfb lo;
+		const RB_(vl) out = (xn < b->lo[d]) | (xn >= b->hi[d]);
+		const RB_(vib) wall = (x >= b->hi_f[d]) | (x < b->lo_f[d]);
+		RB_(vfb) lo;
 		int64_t any = 0;
 
-		for (l = 0; l < RULES_BATCH; l++) {
+		for (l = 0; l < RB_W; l++) {
 			lo[l] = b->lo_f[d];
 			any |= out[l];
 		}
-		x = (rules_vfb)(((rules_vib)x & ~wall) | ((rules_vib)lo & wall));
+		x = (RB_(vfb))(((RB_(vib))x & ~wall) | ((RB_(vib))lo & wall));
 		for (l = 0; any && l < nb; l++)
 			if (out[l])
 				x[l] = bounds_wrap1(b, d, xn[l]);
 	}
-	if (nb == RULES_BATCH) {
+	if (nb == RB_W) {
 		memcpy(pos_out[d] + k, &x, sizeof x);
 		memcpy(vel_out[d] + k, &vf, sizeof vf);
 		return;
@@ -67,12 +79,12 @@ RB_(store_batch)(const struct rules_params *p, int d, rules_vd xn, rules_vfb vf,
 
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(steer_batch)(const struct rules_params *p, int dims, double w, rules_vl on,
-       const rules_vd desired[3], const rules_vd vel[3], double smax, rules_vd acc[3])
+RB_(steer_batch)(const struct rules_params *p, int dims, double w, RB_(vl) on,
+       const RB_(vd) desired[3], const RB_(vd) vel[3], double smax, RB_(vd) acc[3])
 {
-	const rules_vd zero = {0};
-	rules_vd len2 = zero, f2 = zero, f[3], s, t;
-	rules_vl some, big;
+	const RB_(vd) zero = {0};
+	RB_(vd) len2 = zero, f2 = zero, f[3], s, t;
+	RB_(vl) some, big;
 	int k;
 
 	if (w == 0.0)
@@ -98,20 +110,20 @@ RB_(steer_batch)(const struct rules_params *p, int dims, double w, rules_vl on,
  * the vectors stay in registers (measured: this update took a third of
  * a 2D run's time with dims read at run time). */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH], int nb,
+RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 	     size_t k,
 	const float *const pos[3], const float *const vel[3], float *const pos_out[3],
 	float *const vel_out[3], const int dims)
 {
-	const rules_vd zero = {0};
+	const RB_(vd) zero = {0};
 	const double smax = p->speed_max, smin = p->ip.speed_min, dt = p->ip.dt;
-	rules_vd v0[3] = {zero, zero, zero}, x0[3] = {zero, zero, zero};
-	rules_vd des[3] = {zero, zero, zero}, a[3] = {zero, zero, zero};
-	rules_vd v[3], nsep, nali, ncoh, s2 = zero, s, o2 = zero, scale;
+	RB_(vd) v0[3] = {zero, zero, zero}, x0[3] = {zero, zero, zero};
+	RB_(vd) des[3] = {zero, zero, zero}, a[3] = {zero, zero, zero};
+	RB_(vd) v[3], nsep = zero, nali = zero, ncoh = zero, s2 = zero, s, o2 = zero, scale;
 	int l, d, lane;
 
 	/* lanes past nb repeat the last boid and are not stored */
-	for (l = 0; l < RULES_BATCH; l++) {
+	for (l = 0; l < RB_W; l++) {
 		lane = l < nb ? l : nb - 1;
 		for (d = 0; d < dims; d++) {
 			v0[d][l] = vel[d][k + (size_t)lane];
@@ -123,19 +135,19 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RULES
 	}
 	/* Separation: sum of (p_i - p_j)/|p_i - p_j|^2. */
 	for (d = 0; d < dims; d++)
-		for (l = 0; l < RULES_BATCH; l++)
+		for (l = 0; l < RB_W; l++)
 			des[d][l] = acc[l < nb ? l : nb - 1].sep[d];
 	RB_(steer_batch)(p, dims, p->w_sep, nsep > 0.0, des, v0, smax, a);
 	/* Alignment: the mean velocity of the neighbours. */
 	for (d = 0; d < dims; d++) {
-		for (l = 0; l < RULES_BATCH; l++)
+		for (l = 0; l < RB_W; l++)
 			des[d][l] = acc[l < nb ? l : nb - 1].ali[d];
 		des[d] = des[d] / nali;
 	}
 	RB_(steer_batch)(p, dims, p->w_ali, nali > 0.0, des, v0, smax, a);
 	/* Cohesion: the mean displacement toward the neighbours. */
 	for (d = 0; d < dims; d++) {
-		for (l = 0; l < RULES_BATCH; l++)
+		for (l = 0; l < RB_W; l++)
 			des[d][l] = acc[l < nb ? l : nb - 1].coh[d];
 		des[d] = des[d] / ncoh;
 	}
@@ -154,22 +166,22 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RULES
 	for (d = 0; d < dims; d++)
 		v[d] = RB_(vsel)((s < smin) & ~(s > 0.0) & ~(s > smax), v0[d], v[d]);
 	for (d = 0; d < dims; d++) {
-		const rules_vfb vf = __builtin_convertvector(v[d] * scale, rules_vfb);
-		const rules_vd xn = x0[d] + __builtin_convertvector(vf, rules_vd) * dt;
+		const RB_(vfb) vf = __builtin_convertvector(v[d] * scale, RB_(vfb));
+		const RB_(vd) xn = x0[d] + __builtin_convertvector(vf, RB_(vd)) * dt;
 
 		/* integrate_finish without obstacles: bounds_apply */
 		RB_(store_batch)(p, d, xn, vf, nb, k, pos_out, vel_out);
 	}
 }
 
-/* safe_unit on RULES_BATCH vectors: v/|v| where |v| > 1e-6, else 0,
+/* safe_unit on RB_W vectors: v/|v| where |v| > 1e-6, else 0,
  * with normalize's operations (1/sqrt(v.v), then a product a component). */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(safe_unit_batch)(rules_vd v[3], const int dims)
+RB_(safe_unit_batch)(RB_(vd) v[3], const int dims)
 {
-	const rules_vd zero = {0};
-	rules_vd n2 = zero, r, inv;
-	rules_vl ok;
+	const RB_(vd) zero = {0};
+	RB_(vd) n2 = zero, r, inv;
+	RB_(vl) ok;
 	int k;
 
 	for (k = 0; k < dims; k++)
@@ -185,17 +197,17 @@ RB_(safe_unit_batch)(rules_vd v[3], const int dims)
  * attractors or predators; wrap or no bounds), each lane the scalar
  * code's operations in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH], int nb,
+RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 	    size_t k, const float *const pos[3], const float *const vel[3],
 	    float *const pos_out[3], float *const vel_out[3], const int dims)
 {
-	const rules_vd zero = {0};
+	const RB_(vd) zero = {0};
 	const double w3[3] = {p->w_sep, p->w_ali, p->w_coh}, smax = p->speed_max, dt = p->ip.dt;
-	rules_vd f[3] = {zero, zero, zero}, t[3] = {zero, zero, zero}, v[3], cnt, n2 = zero, inv;
+	RB_(vd) f[3] = {zero, zero, zero}, t[3] = {zero, zero, zero}, v[3], cnt, n2 = zero, inv;
 	int i, l, d, lane;
 
 	for (i = 0; i < 3; i++) {
-		for (l = 0; l < RULES_BATCH; l++) {
+		for (l = 0; l < RB_W; l++) {
 			const struct rules_acc *a = &acc[l < nb ? l : nb - 1];
 			const float *s = i == 0 ? a->sep : i == 1 ? a->ali : a->coh;
 
@@ -211,7 +223,7 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
 	}
 	RB_(safe_unit_batch)(f, dims);
 	for (d = 0; d < dims; d++) {
-		for (l = 0; l < RULES_BATCH; l++) {
+		for (l = 0; l < RB_W; l++) {
 			lane = l < nb ? l : nb - 1;
 			v[d][l] = vel[d][k + (size_t)lane];
 		}
@@ -221,13 +233,13 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
 	/* normalize: at rest with no rule pulling, v stays as it is */
 	inv = 1.0 / RB_(vsqrt)(n2);
 	for (d = 0; d < dims; d++) {
-		rules_vd move, xn, x0;
-		rules_vfb vf;
+		RB_(vd) move, xn, x0;
+		RB_(vfb) vf;
 
 		v[d] = RB_(vsel)(n2 > 0.0, v[d] * inv, v[d]);
 		move = v[d] * smax;
-		vf = __builtin_convertvector(move, rules_vfb);
-		for (l = 0; l < RULES_BATCH; l++)
+		vf = __builtin_convertvector(move, RB_(vfb));
+		for (l = 0; l < RB_W; l++)
 			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
 		xn = x0 + move * dt;
 		/* finish_heading, integrate_finish without obstacles */
@@ -242,18 +254,18 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
  * a boid stands still or turns from a heading exactly toward or away from
  * its goal (the scalar code's special cases). */
 RB_TARGET static inline __attribute__((always_inline)) int
-RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH], int nb,
+RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 	    size_t k, const float *const pos[3], const float *const vel[3],
 	    float *const pos_out[3], float *const vel_out[3], const int dims)
 {
-	const rules_vd zero = {0};
+	const RB_(vd) zero = {0};
 	const double dt = p->ip.dt, tf = p->turn_frac;
-	rules_vd u[3] = {zero, zero, zero}, dv[3] = {zero, zero, zero}, e[3] = {zero, zero, zero};
-	rules_vd n2 = zero, sp, inv, ncoh, sp2, cs = zero, e2 = zero, sn, s1, c1;
-	rules_vl turn;
+	RB_(vd) u[3] = {zero, zero, zero}, dv[3] = {zero, zero, zero}, e[3] = {zero, zero, zero};
+	RB_(vd) n2 = zero, sp, inv, ncoh, sp2, cs = zero, e2 = zero, sn, s1, c1;
+	RB_(vl) turn;
 	int l, d;
 
-	for (l = 0; l < RULES_BATCH; l++) {
+	for (l = 0; l < RB_W; l++) {
 		const struct rules_acc *a = &acc[l < nb ? l : nb - 1];
 
 		ncoh[l] = a->n_coh;
@@ -266,7 +278,7 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
 	}
 	for (d = 0; d < dims; d++)
 		n2 += u[d] * u[d];
-	for (l = 0; l < RULES_BATCH; l++)
+	for (l = 0; l < RB_W; l++)
 		if (!(n2[l] > 0.0))
 			return 0;
 	sp = RB_(vsqrt)(n2);
@@ -291,11 +303,11 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
 		e2 += e[d] * e[d];
 	}
 	sn = RB_(vsqrt)(e2);
-	for (l = 0; l < RULES_BATCH; l++)
+	for (l = 0; l < RB_W; l++)
 		if (turn[l] && !(sn[l] > 1e-12))
 			return 0;
 	s1 = c1 = zero;
-	for (l = 0; l < RULES_BATCH; l++)
+	for (l = 0; l < RB_W; l++)
 		if (turn[l]) {
 			double sl, cl; /* a vector's element has no address in clang */
 
@@ -310,13 +322,13 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
 	}
 	inv = 1.0 / RB_(vsqrt)(n2);
 	for (d = 0; d < dims; d++) {
-		rules_vd move, xn, x0;
-		rules_vfb vf;
+		RB_(vd) move, xn, x0;
+		RB_(vfb) vf;
 
 		u[d] *= inv;
 		move = u[d] * sp;
-		vf = __builtin_convertvector(move, rules_vfb);
-		for (l = 0; l < RULES_BATCH; l++)
+		vf = __builtin_convertvector(move, RB_(vfb));
+		for (l = 0; l < RB_W; l++)
 			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
 		xn = x0 + move * dt;
 		RB_(store_batch)(p, d, xn, vf, nb, k, pos_out, vel_out);
@@ -324,13 +336,12 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RULES_
 	return 1;
 }
 
-RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
-				      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-				      const float *const pos[3], const float *const vel[3],
-				      float *const pos_out[3], float *const vel_out[3])
+/* One vector of up to RB_W boids, slots k .. k+nb-1. */
+RB_TARGET static inline __attribute__((always_inline)) int
+RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+		   size_t k, const float *const pos[3], const float *const vel[3],
+		   float *const pos_out[3], float *const vel_out[3])
 {
-	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp))
-		return 0;
 	if (p->fast_slerp)
 		return p->dims == 2 ?
 		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
@@ -343,5 +354,25 @@ RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else
 		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+	return 1;
+}
+
+/* The batch, RB_W boids a vector. Where a vector returns 0 (slerp's
+ * special cases) the caller updates the whole batch one by one: the
+ * vectors before it wrote into pos_out and vel_out only, from pos and vel,
+ * the bits the scalar code writes again. */
+RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
+				      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
+				      const float *const pos[3], const float *const vel[3],
+				      float *const pos_out[3], float *const vel_out[3])
+{
+	int h;
+
+	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp))
+		return 0;
+	for (h = 0; h < nb; h += RB_W)
+		if (!RB_(update_vector)(p, acc + h, nb - h < RB_W ? nb - h : RB_W, k + (size_t)h,
+					pos, vel, pos_out, vel_out))
+			return 0;
 	return 1;
 }
