@@ -77,6 +77,22 @@ RB_(store_batch)(const struct rules_params *p, int d, RB_(vd) xn, RB_(vfb) vf, i
 	}
 }
 
+/* The batch's move along axis d (its new velocity, binary64): the velocity
+ * stored in binary32, the position advanced by move dt from binary64
+ * (blend's and slerp's finish_heading). */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(move_batch)(const struct rules_params *p, int d, RB_(vd) move, int nb, size_t k,
+		const float *const pos[3], float *const pos_out[3], float *const vel_out[3])
+{
+	const RB_(vfb) vf = __builtin_convertvector(move, RB_(vfb));
+	RB_(vd) x0;
+	int l;
+
+	for (l = 0; l < RB_W; l++)
+		x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
+	RB_(store_batch)(p, d, x0 + move * p->ip.dt, vf, nb, k, pos_out, vel_out);
+}
+
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(steer_batch)(const struct rules_params *p, int dims, double w, RB_(vl) on,
@@ -233,17 +249,9 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	/* normalize: at rest with no rule pulling, v stays as it is */
 	inv = 1.0 / RB_(vsqrt)(n2);
 	for (d = 0; d < dims; d++) {
-		RB_(vd) move, xn, x0;
-		RB_(vfb) vf;
-
 		v[d] = RB_(vsel)(n2 > 0.0, v[d] * inv, v[d]);
-		move = v[d] * smax;
-		vf = __builtin_convertvector(move, RB_(vfb));
-		for (l = 0; l < RB_W; l++)
-			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
-		xn = x0 + move * dt;
 		/* finish_heading, integrate_finish without obstacles */
-		RB_(store_batch)(p, d, xn, vf, nb, k, pos_out, vel_out);
+		RB_(move_batch)(p, d, v[d] * smax, nb, k, pos, pos_out, vel_out);
 	}
 }
 
@@ -259,7 +267,7 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	    float *const pos_out[3], float *const vel_out[3], const int dims)
 {
 	const RB_(vd) zero = {0};
-	const double dt = p->ip.dt, tf = p->turn_frac;
+	const double tf = p->turn_frac;
 	RB_(vd) u[3] = {zero, zero, zero}, dv[3] = {zero, zero, zero}, e[3] = {zero, zero, zero};
 	RB_(vd) n2 = zero, sp, inv, ncoh, sp2, cs = zero, e2 = zero, sn, s1, c1;
 	RB_(vl) turn;
@@ -322,16 +330,8 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	}
 	inv = 1.0 / RB_(vsqrt)(n2);
 	for (d = 0; d < dims; d++) {
-		RB_(vd) move, xn, x0;
-		RB_(vfb) vf;
-
 		u[d] *= inv;
-		move = u[d] * sp;
-		vf = __builtin_convertvector(move, RB_(vfb));
-		for (l = 0; l < RB_W; l++)
-			x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
-		xn = x0 + move * dt;
-		RB_(store_batch)(p, d, xn, vf, nb, k, pos_out, vel_out);
+		RB_(move_batch)(p, d, u[d] * sp, nb, k, pos, pos_out, vel_out);
 	}
 	return 1;
 }
