@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check_suites.h"
 #include "flock.h"
 #include "grid.h"
@@ -338,6 +339,136 @@ START_TEST(test_wrap_edge_neighbours)
 }
 END_TEST
 
+/* The batch updates (rules_update_batch_avx512 and _avx2, RULES_BATCH
+ * boids, in vectors of 8 and of 4 binary64 lanes) against rules_update,
+ * boid by boid, bit for bit: the three models they serve, 2D and 3D, every
+ * batch size 1 .. RULES_BATCH (the AVX2 copy splits a batch in two
+ * vectors), sums with empty rules and boids outside the box among them;
+ * and no slot at or past nb written. Only the levels this CPU runs are
+ * called; the test is not registered where it runs none (rules_suite). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BATCH_LEVELS 1
+typedef int batch_update_fn(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
+			    int nb, size_t k, const float *const pos[3], const float *const vel[3],
+			    float *const pos_out[3], float *const vel_out[3]);
+
+static int batch_level_runs(int level)
+{
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
+	    !__builtin_cpu_supports("bmi") || !__builtin_cpu_supports("bmi2"))
+		return 0;
+	return level == 1 || (__builtin_cpu_supports("avx512f") &&
+			      __builtin_cpu_supports("avx512bw") &&
+			      __builtin_cpu_supports("avx512cd") &&
+			      __builtin_cpu_supports("avx512dq") &&
+			      __builtin_cpu_supports("avx512vl"));
+}
+
+/* xorshift: the test's own numbers, the same on every run */
+static double batch_rand(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return (double)(*st >> 11) / 9007199254740992.0;
+}
+
+START_TEST(test_batch_matches_scalar)
+{
+	static const char *MODELS[] = {"reynolds", "blend", "slerp"};
+	batch_update_fn *const FN[2] = {rules_update_batch_avx512, rules_update_batch_avx2};
+	uint64_t st = 0x9e3779b97f4a7c15u;
+	int m, dims, level, nb, b, d, trial, batched = 0, levels = 0;
+
+	for (level = 0; level < 2; level++)
+		levels += batch_level_runs(level);
+	ck_assert_int_gt(levels, 0);
+	for (m = 0; m < 3; m++)
+		for (dims = 2; dims <= 3; dims++) {
+			char text[512];
+			struct scenario sc;
+			struct rules_params rp;
+
+			snprintf(text, sizeof text,
+				 "{\"model\": \"%s\", \"dimensions\": %d, \"count\": 8, \"steps\": 1,"
+				 " \"speed\": {\"min\": 0.25, \"max\": 1}, \"max_force\": 0.05,"
+				 " \"bounds\": {\"min\": [0, 0%s], \"max\": [10, 10%s],"
+				 " \"mode\": \"wrap\"}}",
+				 MODELS[m], dims, dims == 3 ? ", 0" : "", dims == 3 ? ", 10" : "");
+			params(text, &sc, &rp);
+			for (trial = 0; trial < 40; trial++) {
+				float pos[3][RULES_BATCH], vel[3][RULES_BATCH];
+				struct rules_acc acc[RULES_BATCH];
+				const float *in_p[3] = {pos[0], pos[1], pos[2]};
+				const float *in_v[3] = {vel[0], vel[1], vel[2]};
+
+				for (b = 0; b < RULES_BATCH; b++) {
+					rules_acc_init(&acc[b]);
+					for (d = 0; d < 3; d++) {
+						/* some boids at the box's far edge, to wrap */
+						pos[d][b] = trial % 5 == 0 && b == 3 ? 9.9990f :
+							    (float)(10.0 * batch_rand(&st));
+						vel[d][b] = d < dims ? (float)(batch_rand(&st) - 0.5) : 0.0f;
+						acc[b].sep[d] = (float)(4.0 * batch_rand(&st) - 2.0);
+						acc[b].ali[d] = (float)(6.0 * batch_rand(&st) - 3.0);
+						acc[b].coh[d] = (float)(8.0 * batch_rand(&st) - 4.0);
+					}
+					/* empty rules in some boids */
+					acc[b].n_sep = (uint32_t)(batch_rand(&st) * 4.0);
+					acc[b].n_ali = (uint32_t)(batch_rand(&st) * 6.0);
+					acc[b].n_coh = (trial + b) % 7 == 0 ? 0 : acc[b].n_ali + 1;
+					if (m == 2) /* slerp: ali[0] holds the neighbours' speeds */
+						acc[b].ali[0] = (float)acc[b].n_coh * 0.75f;
+				}
+				for (level = 0; level < 2; level++) {
+					if (!batch_level_runs(level))
+						continue;
+					for (nb = 1; nb <= RULES_BATCH; nb++) {
+						float po[3][RULES_BATCH], vo[3][RULES_BATCH];
+						float *out_p[3] = {po[0], po[1], po[2]};
+						float *out_v[3] = {vo[0], vo[1], vo[2]};
+						int done;
+
+						memset(po, 0x7f, sizeof po);
+						memset(vo, 0x7f, sizeof vo);
+						done = FN[level](&rp, acc, nb, 0, in_p, in_v, out_p, out_v);
+						/* slerp's special cases are left to the scalar code */
+						if (m < 2)
+							ck_assert_msg(done, "%s %dD: the batch declined", MODELS[m],
+								      dims);
+						if (!done)
+							continue;
+						batched++;
+						for (b = 0; b < RULES_BATCH; b++) {
+							float p1[3] = {pos[0][b], pos[1][b], pos[2][b]};
+							float v1[3] = {vel[0][b], vel[1][b], vel[2][b]};
+							float ps[3], vs[3];
+
+							rules_update(&rp, &acc[b], (uint32_t)b, 0, p1, v1, ps, vs);
+							for (d = 0; d < dims; d++) {
+								const float want_p = b < nb ? ps[d] : 3.3961514e38f;
+								const float want_v = b < nb ? vs[d] : 3.3961514e38f;
+
+								ck_assert_msg(memcmp(&po[d][b], &want_p, sizeof want_p) == 0 &&
+									      memcmp(&vo[d][b], &want_v, sizeof want_v) == 0,
+									      "%s %dD level %d nb %d boid %d axis %d: "
+									      "%a %a against %a %a", MODELS[m], dims,
+									      level, nb, b, d, po[d][b], vo[d][b],
+									      want_p, want_v);
+							}
+						}
+					}
+				}
+			}
+			scenario_free(&sc);
+		}
+	/* every level and model that runs updated batches */
+	ck_assert_int_gt(batched, levels * 2 * 2 * 40 * RULES_BATCH);
+}
+END_TEST
+#endif
+
 Suite *rules_suite(void)
 {
 	Suite *s = suite_create("rules");
@@ -361,5 +492,13 @@ Suite *rules_suite(void)
 	tcase_add_test(tc, test_integrate_reflect_and_wrap);
 	tcase_add_test(tc, test_params_copyable);
 	suite_add_tcase(s, tc);
+#ifdef BATCH_LEVELS
+	tc = tcase_create("batch");
+	if (batch_level_runs(0) || batch_level_runs(1))
+		tcase_add_test(tc, test_batch_matches_scalar);
+	else
+		fprintf(stderr, "SKIP: rules batch: this CPU runs neither batch level\n");
+	suite_add_tcase(s, tc);
+#endif
 	return s;
 }
