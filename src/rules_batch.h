@@ -20,7 +20,6 @@ typedef int64_t RB_(vl) __attribute__((vector_size(8 * RB_W)));
 typedef float RB_(vfb) __attribute__((vector_size(4 * RB_W)));
 typedef int32_t RB_(vib) __attribute__((vector_size(4 * RB_W)));
 
-
 RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
 RB_(vsel)(RB_(vl) m, RB_(vd) a, RB_(vd) b)
 {
