@@ -240,7 +240,14 @@ class Browser:
         os.close(self.w)
         os.close(self.r)
         self.log.close()
+        # Its renderer and GPU processes end after the browser's own
+        # process, later still on a loaded machine or under a sanitizer:
+        # only those still running after a grace period are left behind.
+        deadline = time.monotonic() + 30
         left = leftovers(self.profile)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = leftovers(self.profile)
         for pid in left:
             try:
                 os.kill(pid, signal.SIGKILL)
