@@ -1443,7 +1443,8 @@ END_TEST
 
 /* The writer stores chunks of noise and compresses the rest: random
  * bytes are noise; a plane of float exponents, a constant and half noise,
- * half constant are not; fewer than 1024 samples never are. */
+ * half constant are not; fewer than 1024 samples never are; the threshold
+ * lies between 116 and 140 values equally likely. */
 START_TEST(test_noise_chunks)
 {
 	enum { LEN = 256 << 10 };
@@ -1470,6 +1471,18 @@ START_TEST(test_noise_chunks)
 	}
 	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 0);
 	memset(b, 0, LEN);
+	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 0);
+	/* The threshold, twice the pairs of uniform bytes: bytes spread over
+	 * 140 values (1.83 times) are noise, over 116 (2.21 times) are not. */
+	for (i = 0; i < LEN; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		b[i] = (unsigned char)(x % 140u);
+	}
+	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 1);
+	for (i = 0; i < LEN; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		b[i] = (unsigned char)(x % 116u);
+	}
 	ck_assert_int_eq(traj_chunk_is_noise(b, LEN), 0);
 	free(b);
 }
