@@ -236,7 +236,7 @@ static inline void rules_acc_add(struct rules_acc *a, const struct rules_params 
 		c.valid[0] = -1;
 		rules_lanes_add(&ln, p, p->model, p->dims, 0, &c, &s);
 	}
-	rules_lanes_reduce(&ln, p->dims, 0, &one);
+	rules_lanes_reduce(ln, p->dims, 0, &one);
 	for (k = 0; k < 3; k++) {
 		a->sep[k] += one.sep[k];
 		a->ali[k] += one.ali[k];

@@ -237,7 +237,7 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k, int
 			rules_lanes_add(&ln, rp, MODEL, DIMS, HUE, &cd, &self);
 		}
 	}
-	rules_lanes_reduce(&ln, DIMS, HUE, acc);
+	rules_lanes_reduce(ln, DIMS, HUE, acc);
 }
 
 #ifdef GRID_AVX512
@@ -322,7 +322,7 @@ gather_spans(const struct flock *f, const struct rules_params *rp, size_t k, int
 				rules_lanes_add_##SUF(&ln, rp, MODEL, DIMS, HUE, &cd, &sf); \
 			}                                                                   \
 		}                                                                           \
-		rules_lanes_reduce_##SUF(&ln, DIMS, HUE, acc);                              \
+		rules_lanes_reduce_##SUF(ln, DIMS, HUE, acc);                              \
 	}
 
 /* RULES_LANES candidates from slot j0 of src, in every half (quarter). */
@@ -510,7 +510,7 @@ static void gather_ranges(const struct flock *f, const struct rules_params *rp, 
 			rules_lanes_add(&ln, rp, rp->model, f->dims, rp->has_hue, &cd, &self);
 		}
 	}
-	rules_lanes_reduce(&ln, f->dims, rp->has_hue, acc);
+	rules_lanes_reduce(ln, f->dims, rp->has_hue, acc);
 }
 
 /* Cells per unit of work handed to a thread: about 8 units per thread,
