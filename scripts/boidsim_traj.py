@@ -135,13 +135,15 @@ __all__ = ["open_trajectory", "TrajectoryError", "BinaryTrajectory", "CsvTraject
 
 MAGIC = b"\x89BOID\r\n\x1a"
 GZIP_MAGIC = b"\x1f\x8b"
-VERSIONS = (1, 2)
-VERSION = 2
+VERSIONS = (1, 2, 3)
+VERSION = 3
 CODEC_ZLIB_F32 = 0       # key: one zlib stream of the float32 arrays (version 1)
 CODEC_SHUFFLE = 1        # key: float32 byte planes, chunked zlib
 CODEC_XOR = 2            # delta: as 1, the bits XOR the previous frame's
 CODEC_QUANT = 3          # key, lossy: integer multiples of the precision
 CODEC_QUANT_DELTA = 4    # delta, lossy: differences of those integers
+CODEC_PREDICT = 5        # delta: as 2, positions XOR their prediction x + v h (version 3)
+_PLANE_CODECS = (CODEC_SHUFFLE, CODEC_XOR, CODEC_PREDICT)
 _KEY_CODECS = (CODEC_ZLIB_F32, CODEC_SHUFFLE, CODEC_QUANT)
 FLAG_AGENTS = 1          # header flag: frames hold agents (ids, groups, changing counts)
 _FLAGS_KNOWN = FLAG_AGENTS
@@ -149,6 +151,18 @@ GROUP_BOID = 0           # an agent's group: a boid ...
 GROUP_PREDATOR = 1       # ... or a predator
 _GROUPS = 2
 _AGENT_FIELDS = 2        # id and group, stored after the float fields as u32
+
+def _predict(x, v, h):
+    """Codec 5's prediction (traj_predict in src/traj.h): the u32 bits of
+    x + v h, from the bits of x and v, in binary64 rounded to binary32; x
+    itself where that is a NaN. numpy's multiply and add round once each,
+    as the writer's C does."""
+    xf = x.view(np.float32)
+    with np.errstate(all="ignore"):
+        p = (xf.astype(np.float64) + v.view(np.float32).astype(np.float64) * h
+             ).astype(np.float32)
+    return np.where(np.isnan(p), xf, p).view(np.uint32)
+
 
 # Layouts, all little-endian; see src/traj.h.
 _HEADER = struct.Struct("<8sHHIQQIII")       # magic .. scenario length: 44 bytes
@@ -748,9 +762,12 @@ class BinaryTrajectory(_Trajectory):
         _, step, count, codec, raw_len, zlen, _ = _FRAME.unpack(hdr)
         ok = ((count <= self.count if self.has_agents else count == self.count)
               and (codec == CODEC_ZLIB_F32 or
-                   (self.header["version"] >= 2 and codec <= CODEC_QUANT_DELTA)))
+                   (self.header["version"] >= 2 and codec <= CODEC_QUANT_DELTA) or
+                   (self.header["version"] >= 3 and codec == CODEC_PREDICT)))
         if ok and codec <= CODEC_XOR:
             ok = raw_len == count * self._fields * 4
+        elif ok and codec == CODEC_PREDICT:
+            ok = raw_len == 8 + count * self._fields * 4
         elif ok:
             ok = (_QUANT_PRELUDE.size + self._fields <= raw_len
                   <= _QUANT_PRELUDE.size + self._fields + count * self._fields * 20)
@@ -774,7 +791,7 @@ class BinaryTrajectory(_Trajectory):
         return out
 
     def _unchunk(self, payload, raw_len, index, step):
-        """The chunked payload of codecs 1 to 4: the stream it holds."""
+        """The chunked payload of codecs 1 to 5: the stream it holds."""
         csize, n = struct.unpack_from("<II", payload, 0)
         if (not _CHUNK_MIN <= csize <= _CHUNK_MAX or n != -(-raw_len // csize)
                 or 8 + 4 * n > len(payload)):
@@ -811,11 +828,16 @@ class BinaryTrajectory(_Trajectory):
             bits = np.frombuffer(raw, "<u4").reshape(nf, n).astype(np.uint32)
         else:
             t = np.frombuffer(self._unchunk(payload, raw_len, index, step), np.uint8)
-            if codec <= CODEC_XOR:
-                p = t.reshape(nf, 4, n).astype(np.uint32)
+            if codec in _PLANE_CODECS:
+                t0 = 8 if codec == CODEC_PREDICT else 0
+                p = t[t0:].reshape(nf, 4, n).astype(np.uint32)
                 bits = p[:, 0] | p[:, 1] << 8 | p[:, 2] << 16 | p[:, 3] << 24
-                if codec == CODEC_XOR:
+                if codec != CODEC_SHUFFLE:
                     bits ^= state[0]
+                if codec == CODEC_PREDICT:
+                    h = struct.unpack_from("<d", t, 0)[0]
+                    d = self.dims
+                    bits[:d] ^= state[0][:d] ^ _predict(state[0][:d], bits[d:2 * d], h)
             else:
                 bits, q, prec = self._unquantise(t, codec, index, state, n)
         d, nff = self.dims, self._nff
@@ -829,7 +851,7 @@ class BinaryTrajectory(_Trajectory):
             if bad:
                 raise TrajectoryError("%s: frame %d: damaged agents: %s"
                                       % (self.path, index, bad))
-        self._lossy = codec > CODEC_XOR
+        self._lossy = codec not in _PLANE_CODECS and codec != CODEC_ZLIB_F32
         return pos, vel, hue, ids, groups, (bits, q, prec)
 
     def _unquantise(self, t, codec, index, state, n):
@@ -932,7 +954,7 @@ class BinaryTrajectory(_Trajectory):
             if prev is not None and x.step <= prev.step:
                 raise TrajectoryError("%s: damaged frame index: steps not increasing" % self.path)
             lo = prev.offset + _FRAME.size if prev else self._data_start
-            if (not lo <= x.offset <= off - _FRAME.size or x.codec > CODEC_QUANT_DELTA
+            if (not lo <= x.offset <= off - _FRAME.size or x.codec > CODEC_PREDICT
                     or (x.back == 0) != (x.codec in _KEY_CODECS)
                     or (x.back and (prev is None or prev.back != x.back - 1))):
                 raise TrajectoryError("%s: damaged frame index at entry %d" % (self.path, k))

@@ -606,6 +606,8 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
+	/* as the run that made it would have (codec 5) */
+	traj_writer_set_predict(w, h->dt);
 	/* A selection of frames from a file with an index reads only those
 	 * frames (and the frames before each back to its key frame). */
 	indexed = frames && !salvage ? traj_reader_load_index(r, &err) : 0;

@@ -400,6 +400,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			if (w == NULL)
 				goto out;
 			traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
+			traj_writer_set_predict(w, sc.dt);
 		}
 		if (o->resume && writer) {
 			char src[4096];

@@ -9,11 +9,11 @@
 #include "ctx.h"
 #include "util.h"
 
-/* Binary format, version 2 (version 1 is still read); every integer
- * little-endian. boidsim-trajectory(5) is the specification. */
+/* Binary format, version 3 (versions 1 and 2 are still read; 3 adds
+ * codec 5); every integer little-endian. boidsim-trajectory(5) is the specification. */
 #define TRAJ_MAGIC "\x89" "BOID\r\n\x1a"   /* 8 bytes, as PNG's: catches text-mode mangling */
 #define TRAJ_MAGIC_LEN 8
-#define TRAJ_VERSION 2                     /* what the writer writes */
+#define TRAJ_VERSION 3                     /* what the writer writes */
 #define TRAJ_VERSION_MIN 1                 /* the oldest the reader reads */
 #define TRAJ_HEADER_FIXED 44               /* bytes before the two strings */
 #define TRAJ_FRAME_TAG "FRAM"
@@ -59,17 +59,48 @@ enum traj_codec {
 	TRAJ_CODEC_SHUFFLE = 1,     /* key: float32 byte planes, chunked zlib */
 	TRAJ_CODEC_XOR = 2,         /* delta: as 1, bits XOR the previous frame's */
 	TRAJ_CODEC_QUANT = 3,       /* key, lossy: integers of the precision, byte planes */
-	TRAJ_CODEC_QUANT_DELTA = 4  /* delta, lossy: differences of those integers */
+	TRAJ_CODEC_QUANT_DELTA = 4, /* delta, lossy: differences of those integers */
+	TRAJ_CODEC_PREDICT = 5      /* delta: as 2, positions XOR their prediction (version 3) */
 };
-#define TRAJ_CODECS 5
+#define TRAJ_CODECS 6
 static inline int traj_codec_is_key(uint32_t codec)
 {
 	return codec == TRAJ_CODEC_ZLIB_F32 || codec == TRAJ_CODEC_SHUFFLE ||
 	       codec == TRAJ_CODEC_QUANT;
 }
+/* Codecs 1, 2 and 5: lossless byte planes of the u32 bits. */
+static inline int traj_codec_is_planes(uint32_t codec)
+{
+	return codec == TRAJ_CODEC_SHUFFLE || codec == TRAJ_CODEC_XOR ||
+	       codec == TRAJ_CODEC_PREDICT;
+}
 const char *traj_codec_name(uint32_t codec);
 
-/* The transformed stream of codecs 1-4 is cut into chunks of this many
+/* Codec 5: the stream opens with the step h (f64) its positions were
+ * predicted over. The prediction of a position from the previous frame's
+ * x and this frame's velocity v is x + v h, as the integrators move a boid
+ * (binary64 from the binary32 values, rounded to binary32: integrate.c,
+ * rules_batch.h's update), so that at output.every 1 most positions are
+ * predicted exactly and their planes are zeros. Every operation is one
+ * IEEE rounding (no contraction: -ffp-contract=off), so writer and reader
+ * agree on every conforming machine; a NaN prediction, whose payload is
+ * the one thing IEEE 754 leaves to the machine, is replaced by x. */
+#define TRAJ_PREDICT_PRELUDE 8
+static inline uint32_t traj_predict(uint32_t xbits, uint32_t vbits, double h)
+{
+	float x, v, p;
+	uint32_t u;
+
+	memcpy(&x, &xbits, 4);
+	memcpy(&v, &vbits, 4);
+	p = (float)((double)x + (double)v * h);
+	if (p != p)
+		return xbits;
+	memcpy(&u, &p, 4);
+	return u;
+}
+
+/* The transformed stream of codecs 1-5 is cut into chunks of this many
  * bytes (the last one shorter), each its own zlib stream, so that they are
  * compressed and decompressed in parallel. A constant, never the thread
  * count: the bytes written must not depend on the machine. 256 KiB is well
@@ -170,6 +201,12 @@ int traj_chunk_is_noise(const unsigned char *in, size_t len);
  * TRAJ_CHUNK_MAX, interval >= 1; other values are ignored. */
 void traj_writer_set_chunk_size(struct traj_writer *w, uint32_t bytes);
 void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval);
+/* Lossless binary frames after the first of a chain predict positions as
+ * x + v h (codec 5, traj_predict), h being the steps since the last frame
+ * times dt, the run's time step; dt <= 0 (the default) writes codec 2
+ * instead. Only how well the frames compress depends on dt, never what
+ * they decode to. Before the first frame. */
+void traj_writer_set_predict(struct traj_writer *w, double dt);
 
 /* fields[0..dims-1] positions, fields[dims..2*dims-1] velocities, and
  * with a hue fields[2*dims] the hue; each count floats in id order.
@@ -238,6 +275,7 @@ struct traj_header {
 	uint32_t flags;            /* 0 or TRAJ_FLAG_AGENTS, for CSV too */
 	char *generator;           /* binary only, else "" */
 	char *scenario;            /* the embedded effective scenario; "" for CSV */
+	double dt;                 /* its dt when that is a number > 0, else 0 */
 };
 
 struct traj_reader;

@@ -298,8 +298,13 @@ static int check_scenario(struct traj_reader *r, uint32_t jl, struct util_err *e
 			     "header's (%llu)", r->name, (unsigned long long)r->h.seed);
 	else
 		rc = 0;
-	if (rc == 0)
+	if (rc == 0) {
+		const cJSON *dt = cJSON_GetObjectItemCaseSensitive(sc, "dt");
+
 		scenario_box(r, sc);
+		if (cJSON_IsNumber(dt) && dt->valuedouble > 0 && isfinite(dt->valuedouble))
+			r->h.dt = dt->valuedouble;
+	}
 	cJSON_Delete(sc);
 	return rc;
 }
@@ -971,10 +976,13 @@ static int check_frame_header(struct traj_reader *r, const unsigned char *h, uin
 	uint32_t codec = traj_get_u32(h + 16), count = traj_get_u32(h + 12);
 	uint64_t raw = traj_get_u64(h + 20), z = traj_get_u64(h + 28);
 	int ok = (r->h.has_agents ? count <= r->h.count : count == r->h.count) &&
-		 codec < TRAJ_CODECS && (r->h.version >= 2 || codec == TRAJ_CODEC_ZLIB_F32);
+		 codec < TRAJ_CODECS && (r->h.version >= 2 || codec == TRAJ_CODEC_ZLIB_F32) &&
+		 (r->h.version >= 3 || codec != TRAJ_CODEC_PREDICT);
 
 	if (ok && codec <= TRAJ_CODEC_XOR)
 		ok = raw == (uint64_t)count * (uint64_t)r->nf * 4;
+	else if (ok && codec == TRAJ_CODEC_PREDICT)
+		ok = raw == TRAJ_PREDICT_PRELUDE + (uint64_t)count * (uint64_t)r->nf * 4;
 	else if (ok)
 		ok = raw >= TRAJ_QUANT_PRELUDE + (uint64_t)r->nf &&
 		     raw <= quant_stream_max(r, count);
@@ -1102,15 +1110,19 @@ damaged:
 	return -1;
 }
 
-/* Codecs 1 and 2: byte planes back into float32 bits (or the u32 of ids
- * and groups), XOR the previous frame's for codec 2; n agents. */
-static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned char *base,
-		      size_t n)
+/* Codecs 1, 2 and 5: byte planes back into float32 bits (or the u32 of
+ * ids and groups), XOR the previous frame's for codec 2 and 5 (whose
+ * stream opens with its prelude); n agents. */
+static void unshuffle(struct traj_reader *r, uint32_t codec, unsigned char *out,
+		      const unsigned char *base, size_t n)
 {
+	const size_t t0 = codec == TRAJ_CODEC_PREDICT ? TRAJ_PREDICT_PRELUDE : 0;
 	int f;
 
+	if (codec == TRAJ_CODEC_SHUFFLE)
+		base = NULL;
 	for (f = 0; f < r->nf; f++) {
-		const unsigned char *p = r->tbuf + (size_t)f * 4 * n;
+		const unsigned char *p = r->tbuf + t0 + (size_t)f * 4 * n;
 		unsigned char *o = out + (size_t)f * 4 * n;
 		const unsigned char *bs = base ? base + (size_t)f * 4 * n : NULL;
 		size_t i;
@@ -1123,6 +1135,24 @@ static void unshuffle(struct traj_reader *r, unsigned char *out, const unsigned 
 			if (bs)
 				u ^= traj_get_u32(bs + 4 * i);
 			traj_put_u32(o + 4 * i, u);
+		}
+	}
+	/* Codec 5's positions were XORed with their prediction from the
+	 * previous frame's and this frame's velocity, not with the previous
+	 * frame's: one XOR takes the one off and puts the other on. */
+	for (f = 0; codec == TRAJ_CODEC_PREDICT && f < r->h.dims; f++) {
+		const double h = traj_get_f64(r->tbuf);
+		unsigned char *o = out + (size_t)f * 4 * n;
+		const unsigned char *v = out + (size_t)(r->h.dims + f) * 4 * n;
+		const unsigned char *bs = base + (size_t)f * 4 * n;
+		size_t i;
+
+		#pragma omp parallel for schedule(static) if (n >= r->parallel_min)
+		for (i = 0; i < n; i++) {
+			uint32_t x = traj_get_u32(bs + 4 * i);
+
+			traj_put_u32(o + 4 * i, traj_get_u32(o + 4 * i) ^ x ^
+				     traj_predict(x, traj_get_u32(v + 4 * i), h));
 		}
 	}
 }
@@ -1293,8 +1323,8 @@ static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t 
 		}
 	} else if (unchunk(r, raw, z, nf, err) != 0) {
 		goto fail;
-	} else if (codec <= TRAJ_CODEC_XOR) {
-		unshuffle(r, out, codec == TRAJ_CODEC_XOR ? base : NULL, n);
+	} else if (traj_codec_is_planes(codec)) {
+		unshuffle(r, codec, out, base, n);
 	} else {
 		rc = unquantise(r, codec, raw, out, n, nf, err);
 		if (rc != 0)
@@ -1302,7 +1332,7 @@ static int decode_frame(struct traj_reader *r, const unsigned char *h, uint64_t 
 	}
 	if (r->h.has_agents && check_agents(r, out, n, nf, err) != 0)
 		goto fail;
-	if (codec <= TRAJ_CODEC_XOR)
+	if (codec <= TRAJ_CODEC_XOR || codec == TRAJ_CODEC_PREDICT)
 		r->have_q = 0;
 	r->which ^= 1;
 	r->have_base = 1;

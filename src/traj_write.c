@@ -48,6 +48,8 @@ struct traj_writer {
 	uint64_t keep_size;
 	int level;         /* zlib level of binary frames */
 	double precision;  /* > 0: lossy frames of this precision */
+	double predict_dt; /* > 0: lossless delta frames predict positions (codec 5) */
+	unsigned char prelude[TRAJ_PREDICT_PRELUDE]; /* codec 5: the stream's first bytes */
 	uint32_t chunk, key_interval;
 	uint64_t chain;    /* frames written since the last key frame, itself included */
 	/* The frame being written (its fields) and the state delta frames
@@ -85,7 +87,7 @@ struct traj_writer {
 };
 
 static const char *const CODEC_NAMES[TRAJ_CODECS] = {
-	"zlib", "shuffle", "xor", "quant", "quant-delta"};
+	"zlib", "shuffle", "xor", "quant", "quant-delta", "predict"};
 
 const char *traj_codec_name(uint32_t codec)
 {
@@ -341,6 +343,11 @@ void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval)
 {
 	if (interval >= 1)
 		w->key_interval = interval;
+}
+
+void traj_writer_set_predict(struct traj_writer *w, double dt)
+{
+	w->predict_dt = dt > 0 && isfinite(dt) ? dt : 0;
 }
 
 /* Bytes needed to hold v: the number of its planes that are not zero. */
@@ -670,6 +677,29 @@ static int frame_room(struct traj_writer *w, size_t n, struct util_err *err)
 	return 0;
 }
 
+/* Codec 5: the previous frame's positions, which only this frame's
+ * prediction needs, become the prediction (traj_predict), so that the
+ * planes are made as codec 2's, XOR what prev holds. */
+static void predict_positions(struct traj_writer *w, double h)
+{
+	const size_t n = (size_t)w->n;
+	int d;
+
+	for (d = 0; d < w->dims; d++) {
+		uint32_t *restrict x = w->prev + (size_t)d * n;
+		const float *restrict v = w->cur[w->dims + d];
+		size_t i;
+
+		#pragma omp parallel for schedule(static) if (n >= w->parallel_min)
+		for (i = 0; i < n; i++) {
+			uint32_t u;
+
+			memcpy(&u, &v[i], 4);
+			x[i] = traj_predict(x[i], u, h);
+		}
+	}
+}
+
 static int write_bin_frame(struct traj_writer *w, uint64_t step,
 			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
@@ -690,15 +720,25 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		if (quantise_frame(w, key, err) != 0)
 			return -1;
 	} else {
+		/* The step the positions moved over since the last frame: its
+		 * steps times dt, exact at output.every 1. */
+		const double h = (double)(step - w->last_step) * w->predict_dt;
+
 		codec = key ? TRAJ_CODEC_SHUFFLE : TRAJ_CODEC_XOR;
+		w->tbase = 0;
+		if (!key && h > 0 && isfinite(h)) {
+			codec = TRAJ_CODEC_PREDICT;
+			w->tbase = TRAJ_PREDICT_PRELUDE;
+			traj_put_f64(w->prelude, h);
+			predict_positions(w, h);
+		}
 		w->nplanes = 0;
 		for (f = 0; f < w->nfs; f++)
 			for (b = 0; b < 4; b++) {
 				w->planes[w->nplanes].f = f;
 				w->planes[w->nplanes++].b = b;
 			}
-		w->tbase = 0;
-		w->tlen = (size_t)w->nplanes * n;
+		w->tlen = w->tbase + (size_t)w->nplanes * n;
 	}
 	/* (no chunks at all for a stream of 0 bytes, a frame of no agents) */
 	nchunks = (w->tlen + w->chunk - 1) / w->chunk;
@@ -754,6 +794,8 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 				continue;
 			}
 			in = lossy ? w->tbuf + lo : w->tbuf + (size_t)tid * w->chunk;
+			if (!lossy && lo < w->tbase)
+				memcpy(in, w->prelude + lo, (hi < w->tbase ? hi : w->tbase) - lo);
 			fill_planes(w, lo, hi, !key, in);
 			w->crc_rc[kk] = deflate_chunk(w, in, hi - lo, out, w->zstride, &w->clen[kk]);
 			if (w->crc_rc[kk] == Z_OK)

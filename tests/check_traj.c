@@ -62,14 +62,16 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* Writer settings beyond the scenario's: 0 leaves the default. */
+/* Writer settings beyond the scenario's: 0 leaves the default. Positions
+ * are predicted (codec 5) as the command line does, unless xor_only. */
 struct wopts {
 	uint32_t chunk, key_interval;
 	double precision;
 	int level; /* -1: the scenario's */
+	int xor_only;
 };
 
-static const struct wopts DEFAULTS = {0, 0, 0, -1};
+static const struct wopts DEFAULTS = {0, 0, 0, -1, 0};
 
 /* Runs a small scenario, writing path in the given format. */
 static void write_run_opts(const char *scen, const char *path, enum traj_format fmt,
@@ -94,6 +96,8 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 		traj_writer_set_chunk_size(w, o->chunk);
 	if (o->key_interval)
 		traj_writer_set_key_interval(w, o->key_interval);
+	if (!o->xor_only)
+		traj_writer_set_predict(w, sc.dt);
 	for (d = 0; d < flock_fields(&s.flock); d++)
 		fields[d] = malloc(sc.count * sizeof(float));
 	for (;;) {
@@ -385,11 +389,12 @@ static const char *SCEN2D_EVERY1 =
 START_TEST(test_codecs_bit_identical)
 {
 	static const struct wopts cfg[] = {
-		{64, 3, 0, -1},      /* many chunks, key frame every 3 */
-		{100, 1, 0, -1},     /* key frames only */
-		{0, 1000, 0, -1},    /* one key frame, deltas after */
-		{64, 2, 0, 0},       /* stored */
-		{0, 0, 0, 9},
+		{64, 3, 0, -1, 0},   /* many chunks, key frame every 3 */
+		{100, 1, 0, -1, 0},  /* key frames only */
+		{0, 1000, 0, -1, 0}, /* one key frame, deltas after */
+		{64, 2, 0, 0, 0},    /* stored */
+		{0, 0, 0, 9, 0},
+		{64, 3, 0, -1, 1},   /* deltas XOR the previous frame's positions */
 	};
 	struct frames ref, got;
 	size_t i;
@@ -408,12 +413,16 @@ START_TEST(test_codecs_bit_identical)
 		assert_same_frames(&ref, &got, msg);
 		ck_assert_int_eq(traj_reader_indexed(got.r), 1);
 		ck_assert(traj_reader_precision(got.r) == 0);
-		if (i == 0) {
+		if (i == 0 || i == 5) {
 			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_SHUFFLE), 5);
-			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_XOR), 10);
+			ck_assert_uint_eq(traj_reader_codec_frames(got.r, i == 0 ? TRAJ_CODEC_PREDICT
+								      : TRAJ_CODEC_XOR), 10);
+			ck_assert_uint_eq(traj_reader_codec_frames(got.r, i == 0 ? TRAJ_CODEC_XOR
+								      : TRAJ_CODEC_PREDICT), 0);
 		}
 		if (i == 1)
-			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_XOR), 0);
+			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_XOR) +
+					  traj_reader_codec_frames(got.r, TRAJ_CODEC_PREDICT), 0);
 		free_frames(&got);
 	}
 	free_frames(&ref);
@@ -435,7 +444,7 @@ START_TEST(test_lossy_bound)
 	write_run(SCEN2D_EVERY1, path_in("ref.csv"), TRAJ_CSV, UINT64_MAX);
 	load_frames(path_in("ref.csv"), &ref, 0);
 	for (i = 0; i < sizeof precs / sizeof precs[0]; i++) {
-		struct wopts o = {64, 4, precs[i], -1};
+		struct wopts o = {64, 4, precs[i], -1, 0};
 		double p = precs[i];
 		size_t on_grid = 0, changed = 0;
 
@@ -552,7 +561,8 @@ END_TEST
  * the end record every frame reads and then the damage is reported. */
 START_TEST(test_flipped_byte_detected)
 {
-	static const struct wopts cfg[] = {{64, 2, 0, -1}, {64, 2, 1e-3, -1}, {0, 0, 0, -1}};
+	static const struct wopts cfg[] = {{64, 2, 0, -1, 0}, {64, 2, 1e-3, -1, 0}, {0, 0, 0, -1, 0},
+						{64, 2, 0, -1, 1}};
 	char msg[UTIL_ERR_MAX], want[64];
 	long size, header_end, frame_end[8], index_end, pos;
 	unsigned char *all;
@@ -596,7 +606,7 @@ END_TEST
  * before the cut, and never crashes or reads garbage. */
 START_TEST(test_truncation_every_length)
 {
-	static const struct wopts cfg[] = {{0, 0, 0, -1}, {64, 2, 0, -1}, {64, 3, 0.01, -1}};
+	static const struct wopts cfg[] = {{0, 0, 0, -1, 0}, {64, 2, 0, -1, 0}, {64, 3, 0.01, -1, 0}};
 	char msg[UTIL_ERR_MAX];
 	long size, len, header_end, frame_end[8], index_end;
 	int rc, n, complete, nframes;
@@ -636,7 +646,7 @@ END_TEST
  * order of the requests; without an index it is refused, not guessed. */
 START_TEST(test_random_access)
 {
-	static const struct wopts cfg[] = {{64, 4, 0, -1}, {64, 4, 1e-3, -1}, {0, 0, 0, -1}};
+	static const struct wopts cfg[] = {{64, 4, 0, -1, 0}, {64, 4, 1e-3, -1, 0}, {0, 0, 0, -1, 0}};
 	static const int order[] = {14, 0, 5, 6, 7, 3, 3, 11, 4, 8, 1, 2, 9, 10, 12, 13, 14};
 	struct util_err err;
 	long size, header_end, frame_end[16], index_end;
@@ -712,7 +722,7 @@ END_TEST
 /* The thread count changes no byte of the file, lossless or lossy. */
 START_TEST(test_threads_same_bytes)
 {
-	static const struct wopts cfg[] = {{64, 3, 0, -1}, {64, 3, 1e-3, -1}};
+	static const struct wopts cfg[] = {{64, 3, 0, -1, 0}, {64, 3, 1e-3, -1, 0}};
 	size_t c;
 	int t;
 
@@ -1445,6 +1455,98 @@ END_TEST
  * bytes are noise; a plane of float exponents, a constant and half noise,
  * half constant are not; fewer than 1024 samples never are; the threshold
  * lies between 116 and 140 values equally likely. */
+/* Codec 5 in both forms of the reader's input: positions predicted exactly
+ * (every position moved by x + v dt, as the integrators do) leave planes
+ * of zeros, so the file is far smaller than with XOR deltas; values the
+ * prediction cannot handle (NaN and infinite positions or velocities, a
+ * prediction that overflows or is NaN, negative zeros, subnormals) and
+ * frames steps apart (h a multiple of dt) still read back bit for bit. */
+START_TEST(test_predict_exact)
+{
+	enum { N = 5000, FRAMES = 20 };
+	static const uint64_t steps[FRAMES] = {0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+					       14, 15, 16, 17, 18, 40, 41, 42};
+	const double dt = 0.03;
+	float *frames = malloc((size_t)FRAMES * 4 * N * sizeof(float));
+	long size[2];
+	int pass, k, d;
+	uint32_t lcg = 12345;
+	size_t i;
+
+	ck_assert_ptr_nonnull(frames);
+	make_dir();
+	for (i = 0; i < (size_t)4 * N; i++) {
+		lcg = lcg * 1664525u + 1013904223u;
+		frames[i] = (float)(lcg >> 8) / 16777216.0f * (i < 2 * N ? 100.0f : 2.0f) -
+			    (i < 2 * N ? 0.0f : 1.0f);
+	}
+	/* slots 0..9 of x and vx: the awkward values */
+	{
+		const float x[10] = {NAN, INFINITY, -INFINITY, INFINITY, -0.0f, 1e-40f, 3e38f,
+				     -3e38f, 0.0f, 7.0f};
+		const float v[10] = {1.0f, 1.0f, 2.0f, -INFINITY, -0.0f, 1e-41f, 3e38f, -3e38f,
+				     NAN, 1e-45f};
+
+		for (i = 0; i < 10; i++) {
+			frames[i] = x[i];
+			frames[2 * N + i] = v[i];
+		}
+	}
+	for (k = 1; k < FRAMES; k++) {
+		const double h = (double)(steps[k] - steps[k - 1]) * dt;
+		const float *p = frames + (size_t)(k - 1) * 4 * N;
+		float *c = frames + (size_t)k * 4 * N;
+
+		for (d = 0; d < 2; d++)
+			for (i = 0; i < N; i++) {
+				c[(2 + d) * N + i] = p[(2 + d) * N + i];
+				c[d * N + i] = (float)((double)p[d * N + i] +
+						       (double)p[(2 + d) * N + i] * h);
+			}
+		/* a few boids that turn, and one whose position jumps (a wrap) */
+		for (i = 100; i < 140; i++)
+			c[2 * N + i] = -c[2 * N + i];
+		c[N + 200] += 50.0f;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		struct util_err err = {{0}};
+		struct traj_writer *w = open_writer(path_in("p.bin"), TRAJ_BIN, 2, 0, 0, N, 1,
+						    "boidsim test", "{\"seed\": 1}", 1, 0, &err);
+		struct frames got;
+
+		ck_assert_msg(w != NULL, "%s", err.msg);
+		traj_writer_set_chunk_size(w, 4096);
+		if (pass == 0)
+			traj_writer_set_predict(w, dt);
+		for (k = 0; k < FRAMES; k++) {
+			float *f[TRAJ_FIELDS_MAX] = {0};
+
+			for (d = 0; d < 4; d++)
+				f[d] = frames + ((size_t)k * 4 + d) * N;
+			ck_assert_msg(traj_write_frame(w, steps[k], f, &err) == 0, "%s", err.msg);
+		}
+		ck_assert_msg(traj_writer_close(w, TRAJ_COMPLETE, &err) == 0, "%s", err.msg);
+		size[pass] = file_size(path_in("p.bin"));
+		load_frames(path_in("p.bin"), &got, 1);
+		ck_assert_int_eq(got.n, FRAMES);
+		for (k = 0; k < FRAMES; k++) {
+			ck_assert_uint_eq(got.steps[k], steps[k]);
+			ck_assert_msg(memcmp(frame_values(&got, k), frames + (size_t)k * 4 * N,
+					     (size_t)4 * N * sizeof(float)) == 0,
+				      "pass %d: frame %d differs", pass, k);
+		}
+		ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_SHUFFLE), 2);
+		ck_assert_uint_eq(traj_reader_codec_frames(got.r, pass == 0 ? TRAJ_CODEC_PREDICT
+									   : TRAJ_CODEC_XOR), FRAMES - 2);
+		free_frames(&got);
+	}
+	/* the two key frames are alike; the deltas lost their position planes */
+	ck_assert_msg(size[0] * 2 < size[1], "predicted %ld bytes, XOR %ld", size[0], size[1]);
+	free(frames);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_noise_chunks)
 {
 	enum { LEN = 256 << 10 };
@@ -1528,6 +1630,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_agents_writer_refuses);
 	tcase_add_test(tc, test_agents_reader_refuses);
 	tcase_add_test(tc, test_noise_chunks);
+	tcase_add_test(tc, test_predict_exact);
 	suite_add_tcase(s, tc);
 	return s;
 }
