@@ -2,10 +2,11 @@
 """Read boidsim trajectories into numpy arrays.
 
 boidsim writes a run's trajectory as a binary file (``.bin``, format version
-2, described in boidsim-trajectory(5); version 1 files still read), as CSV
+3, described in boidsim-trajectory(5); versions 1 and 2 still read), as CSV
 (``.csv``) or as gzip'd CSV (``.csv.gz``). This module reads all three, with
-every codec of the binary format (lossless byte planes, XOR deltas, and the
-lossy quantised frames of ``output.precision``); it needs only numpy. The
+every codec of the binary format (lossless byte planes, XOR deltas, deltas
+of predicted positions, and the lossy quantised frames of
+``output.precision``); it needs only numpy. The
 format is detected from the file's first bytes, so a renamed file (or a CSV
 run's ``.partial`` leftover) still reads.
 
@@ -15,7 +16,7 @@ From a notebook::
     import boidsim_traj
 
     t = boidsim_traj.open_trajectory("run.bin")
-    t.header            # {'version': 2, 'dims': 2, 'count': 3000, 'seed': 1, ...}
+    t.header            # {'version': 3, 'dims': 2, 'count': 3000, 'seed': 1, ...}
     t.scenario          # the effective scenario as a dict (None for CSV)
 
     # Everything at once: steps (F,), positions and velocities (F, N, dims)
@@ -590,7 +591,7 @@ class _Entry(tuple):
 
 
 class BinaryTrajectory(_Trajectory):
-    """A trajectory in boidsim's binary format, version 1 or 2."""
+    """A trajectory in boidsim's binary format, version 1, 2 or 3."""
 
     def __init__(self, path, strict=True):
         super().__init__(path, strict)
@@ -608,7 +609,7 @@ class BinaryTrajectory(_Trajectory):
             if version not in VERSIONS:
                 raise TrajectoryError("%s: format version %d, this reader knows %d to %d"
                                       % (path, version, VERSIONS[0], VERSIONS[-1]))
-            # Version 1 knew no flag; version 2 knows FLAG_AGENTS.
+            # Version 1 knew no flag; versions 2 and 3 know FLAG_AGENTS.
             if flags & ~(_FLAGS_KNOWN if version >= 2 else 0):
                 raise TrajectoryError("%s: header flags 0x%x are unknown to this reader"
                                       % (path, flags))
@@ -922,7 +923,7 @@ class BinaryTrajectory(_Trajectory):
                 yield entry.step, pos, vel, hue, ids, groups
 
     def _load_frame_index(self):
-        """The frame index at the end of a complete version 2 file, as a list
+        """The frame index at the end of a complete version 2 or 3 file, as a list
         of entries, or None when there is none. Raises when it is damaged."""
         if self.header["version"] < 2:
             return None
