@@ -349,6 +349,10 @@ RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else if (p->fast_blend)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+	else if (nb == RB_W && p->dims == 2)
+		RB_(update_batch)(p, acc, RB_W, k, pos, vel, pos_out, vel_out, 2);
+	else if (nb == RB_W)
+		RB_(update_batch)(p, acc, RB_W, k, pos, vel, pos_out, vel_out, 3);
 	else if (p->dims == 2)
 		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else
