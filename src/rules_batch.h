@@ -84,7 +84,7 @@ RB_(move_batch)(const struct rules_params *p, int d, RB_(vd) move, int nb, size_
 		const float *const pos[3], float *const pos_out[3], float *const vel_out[3])
 {
 	const RB_(vfb) vf = __builtin_convertvector(move, RB_(vfb));
-	RB_(vd) x0;
+	RB_(vd) x0 = {0}; /* every lane is set below; gcc cannot see it once nb is a constant */
 	int l;
 
 	for (l = 0; l < RB_W; l++)
@@ -337,9 +337,9 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 
 /* One vector of up to RB_W boids, slots k .. k+nb-1. */
 RB_TARGET static inline __attribute__((always_inline)) int
-RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-		   size_t k, const float *const pos[3], const float *const vel[3],
-		   float *const pos_out[3], float *const vel_out[3])
+RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+	       size_t k, const float *const pos[3], const float *const vel[3],
+	       float *const pos_out[3], float *const vel_out[3])
 {
 	if (p->fast_slerp)
 		return p->dims == 2 ?
@@ -349,15 +349,25 @@ RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else if (p->fast_blend)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
-	else if (nb == RB_W && p->dims == 2)
-		RB_(update_batch)(p, acc, RB_W, k, pos, vel, pos_out, vel_out, 2);
-	else if (nb == RB_W)
-		RB_(update_batch)(p, acc, RB_W, k, pos, vel, pos_out, vel_out, 3);
 	else if (p->dims == 2)
 		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else
 		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
 	return 1;
+}
+
+/* A full vector (every one but a cell's last) passes nb as the constant
+ * RB_W, so that each lane's acc[l < nb ? l : nb - 1] and slot fold to l
+ * and the gathers take fixed offsets (measured: the Reynolds update's
+ * instructions -29%, docs/PERFORMANCE.md). */
+RB_TARGET static inline __attribute__((always_inline)) int
+RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+		   size_t k, const float *const pos[3], const float *const vel[3],
+		   float *const pos_out[3], float *const vel_out[3])
+{
+	if (nb == RB_W)
+		return RB_(update_nb)(p, acc, RB_W, k, pos, vel, pos_out, vel_out);
+	return RB_(update_nb)(p, acc, nb, k, pos, vel, pos_out, vel_out);
 }
 
 /* The batch, RB_W boids a vector. Where a vector returns 0 (slerp's
