@@ -18,6 +18,7 @@
 #include "config.h"
 #include "rules.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 

@@ -36,6 +36,57 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vsqrt)(RB_(vd
 	return r;
 }
 
+/* One binary64 vector from RB_W boids' values: lane l from acc[l] (or
+ * from slot k + l), the last real one repeated past nb. Built in a vector
+ * of its own and returned: written lane by lane into an array of vectors
+ * (des[d][l]), gcc kept the array on the stack, and each vector was
+ * reloaded whole just after its lanes were stored one by one, a load that
+ * store forwarding cannot serve (docs/PERFORMANCE.md). Unrolled, or gcc
+ * keeps RB_W = 8 lanes a loop through the stack all the same. */
+#ifndef RB_UNROLL
+#define RB_UNROLL _Pragma("GCC unroll 8")
+#endif
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
+RB_(acc_f)(const struct rules_acc acc[RB_W], int nb, size_t off)
+{
+	RB_(vfb) r;
+	int l;
+
+	RB_UNROLL
+	for (l = 0; l < RB_W; l++)
+		memcpy(&r[l], (const char *)&acc[l < nb ? l : nb - 1] + off, sizeof(float));
+	return __builtin_convertvector(r, RB_(vd));
+}
+
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
+RB_(acc_n)(const struct rules_acc acc[RB_W], int nb, size_t off)
+{
+	RB_(vd) r;
+	uint32_t c;
+	int l;
+
+	RB_UNROLL
+	for (l = 0; l < RB_W; l++) {
+		memcpy(&c, (const char *)&acc[l < nb ? l : nb - 1] + off, sizeof c);
+		r[l] = c;
+	}
+	return r;
+}
+
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
+RB_(slots)(const float *x, int nb, size_t k)
+{
+	RB_(vfb) r;
+	int l;
+
+	RB_UNROLL
+	for (l = 0; l < RB_W; l++)
+		r[l] = x[k + (size_t)(l < nb ? l : nb - 1)];
+	return __builtin_convertvector(r, RB_(vd));
+}
+
+#define RB_ACC(field) offsetof(struct rules_acc, field)
+
 /* The batch's new positions and velocities along axis d into slots k ..
  * k+nb-1, as integrate_finish does without obstacles (bounds_apply):
  * positions wrapped under wrap (bounds_wrap1), else rounded. Under wrap
@@ -84,12 +135,8 @@ RB_(move_batch)(const struct rules_params *p, int d, RB_(vd) move, int nb, size_
 		const float *const pos[3], float *const pos_out[3], float *const vel_out[3])
 {
 	const RB_(vfb) vf = __builtin_convertvector(move, RB_(vfb));
-	RB_(vd) x0 = {0}; /* every lane is set below; gcc cannot see it once nb is a constant */
-	int l;
-
-	for (l = 0; l < RB_W; l++)
-		x0[l] = pos[d][k + (size_t)(l < nb ? l : nb - 1)];
-	RB_(store_batch)(p, d, x0 + move * p->ip.dt, vf, nb, k, pos_out, vel_out);
+	RB_(store_batch)(p, d, RB_(slots)(pos[d], nb, k) + move * p->ip.dt, vf, nb, k, pos_out,
+			 vel_out);
 }
 
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
@@ -135,37 +182,27 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	RB_(vd) v0[3] = {zero, zero, zero}, x0[3] = {zero, zero, zero};
 	RB_(vd) des[3] = {zero, zero, zero}, a[3] = {zero, zero, zero};
 	RB_(vd) v[3], nsep = zero, nali = zero, ncoh = zero, s2 = zero, s, o2 = zero, scale;
-	int l, d, lane;
+	int d;
 
 	/* lanes past nb repeat the last boid and are not stored */
-	for (l = 0; l < RB_W; l++) {
-		lane = l < nb ? l : nb - 1;
-		for (d = 0; d < dims; d++) {
-			v0[d][l] = vel[d][k + (size_t)lane];
-			x0[d][l] = pos[d][k + (size_t)lane];
-		}
-		nsep[l] = acc[lane].n_sep;
-		nali[l] = acc[lane].n_ali;
-		ncoh[l] = acc[lane].n_coh;
+	for (d = 0; d < dims; d++) {
+		v0[d] = RB_(slots)(vel[d], nb, k);
+		x0[d] = RB_(slots)(pos[d], nb, k);
 	}
+	nsep = RB_(acc_n)(acc, nb, RB_ACC(n_sep));
+	nali = RB_(acc_n)(acc, nb, RB_ACC(n_ali));
+	ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
 	/* Separation: sum of (p_i - p_j)/|p_i - p_j|^2. */
 	for (d = 0; d < dims; d++)
-		for (l = 0; l < RB_W; l++)
-			des[d][l] = acc[l < nb ? l : nb - 1].sep[d];
+		des[d] = RB_(acc_f)(acc, nb, RB_ACC(sep) + (size_t)d * sizeof(float));
 	RB_(steer_batch)(p, dims, p->w_sep, nsep > 0.0, des, v0, smax, a);
 	/* Alignment: the mean velocity of the neighbours. */
-	for (d = 0; d < dims; d++) {
-		for (l = 0; l < RB_W; l++)
-			des[d][l] = acc[l < nb ? l : nb - 1].ali[d];
-		des[d] = des[d] / nali;
-	}
+	for (d = 0; d < dims; d++)
+		des[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float)) / nali;
 	RB_(steer_batch)(p, dims, p->w_ali, nali > 0.0, des, v0, smax, a);
 	/* Cohesion: the mean displacement toward the neighbours. */
-	for (d = 0; d < dims; d++) {
-		for (l = 0; l < RB_W; l++)
-			des[d][l] = acc[l < nb ? l : nb - 1].coh[d];
-		des[d] = des[d] / ncoh;
-	}
+	for (d = 0; d < dims; d++)
+		des[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float)) / ncoh;
 	RB_(steer_batch)(p, dims, p->w_coh, ncoh > 0.0, des, v0, smax, a);
 	/* integrate_boid: v' = v + a dt, |v'| clamped to [smin, smax] */
 	for (d = 0; d < dims; d++) {
@@ -219,30 +256,22 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	const RB_(vd) zero = {0};
 	const double w3[3] = {p->w_sep, p->w_ali, p->w_coh}, smax = p->speed_max, dt = p->ip.dt;
 	RB_(vd) f[3] = {zero, zero, zero}, t[3] = {zero, zero, zero}, v[3], cnt, n2 = zero, inv;
-	int i, l, d, lane;
+	int i, d;
+
+	static const size_t SUM[3] = {RB_ACC(sep), RB_ACC(ali), RB_ACC(coh)};
+	static const size_t CNT[3] = {RB_ACC(n_sep), RB_ACC(n_ali), RB_ACC(n_coh)};
 
 	for (i = 0; i < 3; i++) {
-		for (l = 0; l < RB_W; l++) {
-			const struct rules_acc *a = &acc[l < nb ? l : nb - 1];
-			const float *s = i == 0 ? a->sep : i == 1 ? a->ali : a->coh;
-
-			cnt[l] = i == 0 ? a->n_sep : i == 1 ? a->n_ali : a->n_coh;
-			for (d = 0; d < dims; d++)
-				t[d][l] = s[d];
-		}
+		cnt = RB_(acc_n)(acc, nb, CNT[i]);
 		for (d = 0; d < dims; d++)
-			t[d] = t[d] / cnt;
+			t[d] = RB_(acc_f)(acc, nb, SUM[i] + (size_t)d * sizeof(float)) / cnt;
 		RB_(safe_unit_batch)(t, dims);
 		for (d = 0; d < dims; d++)
 			f[d] = RB_(vsel)(cnt > 0.0, f[d] + w3[i] * t[d], f[d]);
 	}
 	RB_(safe_unit_batch)(f, dims);
 	for (d = 0; d < dims; d++) {
-		for (l = 0; l < RB_W; l++) {
-			lane = l < nb ? l : nb - 1;
-			v[d][l] = vel[d][k + (size_t)lane];
-		}
-		v[d] = v[d] + f[d] * dt;
+		v[d] = RB_(slots)(vel[d], nb, k) + f[d] * dt;
 		n2 += v[d] * v[d];
 	}
 	/* normalize: at rest with no rule pulling, v stays as it is */
@@ -272,16 +301,12 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	RB_(vl) turn;
 	int l, d;
 
-	for (l = 0; l < RB_W; l++) {
-		const struct rules_acc *a = &acc[l < nb ? l : nb - 1];
-
-		ncoh[l] = a->n_coh;
-		sp2[l] = a->ali[0];
-		for (d = 0; d < dims; d++) {
-			u[d][l] = vel[d][k + (size_t)(l < nb ? l : nb - 1)];
-			dv[d][l] = a->coh[d];
-			e[d][l] = a->sep[d];
-		}
+	ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
+	sp2 = RB_(acc_f)(acc, nb, RB_ACC(ali));
+	for (d = 0; d < dims; d++) {
+		u[d] = RB_(slots)(vel[d], nb, k);
+		dv[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float));
+		e[d] = RB_(acc_f)(acc, nb, RB_ACC(sep) + (size_t)d * sizeof(float));
 	}
 	for (d = 0; d < dims; d++)
 		n2 += u[d] * u[d];
