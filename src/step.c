@@ -359,6 +359,26 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
 #endif
 
 #ifdef GRID_AVX512
+/* The sums of reynolds_quad and reynolds_pair into the generic loop's
+ * struct, and its reduction: the same order of lanes. */
+#define REYNOLDS_REDUCE(SUF)                                                          \
+	do {                                                                          \
+		rules_lanes_init_##SUF(&ln);                                          \
+		memcpy(&ln.sep[0], &sep0, sizeof sep0);                               \
+		memcpy(&ln.sep[1], &sep1, sizeof sep1);                               \
+		memcpy(&ln.sep[2], &sep2, sizeof sep2);                               \
+		memcpy(&ln.ali[0], &ali0, sizeof ali0);                               \
+		memcpy(&ln.ali[1], &ali1, sizeof ali1);                               \
+		memcpy(&ln.ali[2], &ali2, sizeof ali2);                               \
+		memcpy(&ln.coh[0], &coh0, sizeof coh0);                               \
+		memcpy(&ln.coh[1], &coh1, sizeof coh1);                               \
+		memcpy(&ln.coh[2], &coh2, sizeof coh2);                               \
+		memcpy(&ln.n_sep, &nsep, sizeof nsep);                                \
+		memcpy(&ln.n_ali, &nali, sizeof nali);                                \
+		memcpy(&ln.n_coh, &ncoh, sizeof ncoh);                                \
+		rules_lanes_reduce_##SUF(ln, DIMS, 0, acc);                           \
+	} while (0)
+
 /* gather_spans_x4 for Reynolds' model seeing all round without a hue (the
  * default model and the bench's), with AVX-512's masked adds: a sum's
  * lanes whose mask is clear are left as they are, where the generic code
@@ -453,21 +473,96 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 			jv = _mm512_add_epi32(jv, four);
 		}
 	}
-	rules_lanes_init_x4(&ln);
-	memcpy(&ln.sep[0], &sep0, sizeof sep0);
-	memcpy(&ln.sep[1], &sep1, sizeof sep1);
-	memcpy(&ln.sep[2], &sep2, sizeof sep2);
-	memcpy(&ln.ali[0], &ali0, sizeof ali0);
-	memcpy(&ln.ali[1], &ali1, sizeof ali1);
-	memcpy(&ln.ali[2], &ali2, sizeof ali2);
-	memcpy(&ln.coh[0], &coh0, sizeof coh0);
-	memcpy(&ln.coh[1], &coh1, sizeof coh1);
-	memcpy(&ln.coh[2], &coh2, sizeof coh2);
-	memcpy(&ln.n_sep, &nsep, sizeof nsep);
-	memcpy(&ln.n_ali, &nali, sizeof nali);
-	memcpy(&ln.n_coh, &ncoh, sizeof ncoh);
-	rules_lanes_reduce_x4(ln, DIMS, 0, acc);
+	REYNOLDS_REDUCE(x4);
 }
+#endif
+
+#ifdef GRID_AVX512
+/* reynolds_quad's loop for AVX2, two boids in 8 lanes (gather_spans_x2's
+ * operations for the same case). AVX2 has no mask registers, so each sum
+ * keeps the generic AND of its mask; what is saved is the scalar bounds
+ * of each group: a lane's validity comes from its slot, counted up by 4,
+ * compared as unsigned through a bias of 2^31 (AVX2 compares signed). */
+GRID_AVX2_TARGET static inline __attribute__((always_inline)) void
+reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
+	      const struct span *sp, int nsp, const int DIMS, struct rules_acc acc[2])
+{
+	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
+	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+	const __m256 r2s = _mm256_set1_ps(rp->r2_sep), r2a = _mm256_set1_ps(rp->r2_ali);
+	const __m256 r2c = _mm256_set1_ps(rp->r2_coh);
+	const __m256i bias = _mm256_set1_epi32(INT32_MIN), four = _mm256_set1_epi32(RULES_LANES);
+	const __m256i lane = _mm256_set_epi32(3, 2, 1, 0, 3, 2, 1, 0);
+	const int o1 = nb > 1 ? 1 : 0;
+	const __m256i self = _mm256_set_epi32(o1, o1, o1, o1, 0, 0, 0, 0);
+	const __m256i kself = _mm256_xor_si256(_mm256_add_epi32(_mm256_set1_epi32((int32_t)k),
+								 self), bias);
+	const __m256 xi = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(px + k)),
+						   self);
+	const __m256 yi = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(py + k)),
+						   self);
+	const __m256 zi = DIMS == 3 ? _mm256_permutevar8x32_ps(
+		_mm256_castps128_ps256(_mm_loadu_ps(pz + k)), self) : zero;
+	__m256 sep0 = zero, sep1 = zero, sep2 = zero, ali0 = zero, ali1 = zero, ali2 = zero;
+	__m256 coh0 = zero, coh1 = zero, coh2 = zero;
+	__m256i nsep = _mm256_setzero_si256(), nali = nsep, ncoh = nsep;
+	struct rules_lanes_x2 ln;
+	int s;
+
+	for (s = 0; s < nsp; s++) {
+		const __m256 c0 = _mm256_set1_ps(sp[s].corr[0]), c1 = _mm256_set1_ps(sp[s].corr[1]);
+		const __m256 c2 = _mm256_set1_ps(sp[s].corr[2]);
+		const size_t end = sp[s].end;
+		const __m256i endv = _mm256_xor_si256(_mm256_set1_epi32((int32_t)end), bias);
+		__m256i jv = _mm256_xor_si256(_mm256_add_epi32(_mm256_set1_epi32(
+			(int32_t)sp[s].start), lane), bias);
+		size_t j0;
+
+		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
+			const __m256 valid = _mm256_castsi256_ps(_mm256_andnot_si256(
+				_mm256_cmpeq_epi32(jv, kself), _mm256_cmpgt_epi32(endv, jv)));
+			const __m256 dx = _mm256_add_ps(_mm256_sub_ps(
+				_mm256_broadcast_ps((const __m128 *)(px + j0)), xi), c0);
+			const __m256 dy = _mm256_add_ps(_mm256_sub_ps(
+				_mm256_broadcast_ps((const __m128 *)(py + j0)), yi), c1);
+			__m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+			__m256 dz = zero, w, ms, ma, mc;
+
+			if (DIMS == 3) {
+				dz = _mm256_add_ps(_mm256_sub_ps(
+					_mm256_broadcast_ps((const __m128 *)(pz + j0)), zi), c2);
+				d2 = _mm256_add_ps(d2, _mm256_mul_ps(dz, dz));
+			}
+			ms = _mm256_and_ps(_mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ)),
+					   _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
+			ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
+			mc = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
+			w = _mm256_div_ps(one, d2);
+			sep0 = _mm256_sub_ps(sep0, _mm256_and_ps(ms, _mm256_mul_ps(dx, w)));
+			sep1 = _mm256_sub_ps(sep1, _mm256_and_ps(ms, _mm256_mul_ps(dy, w)));
+			ali0 = _mm256_add_ps(ali0, _mm256_and_ps(ma,
+				_mm256_broadcast_ps((const __m128 *)(vx + j0))));
+			ali1 = _mm256_add_ps(ali1, _mm256_and_ps(ma,
+				_mm256_broadcast_ps((const __m128 *)(vy + j0))));
+			coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, dx));
+			coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, dy));
+			if (DIMS == 3) {
+				sep2 = _mm256_sub_ps(sep2, _mm256_and_ps(ms, _mm256_mul_ps(dz, w)));
+				ali2 = _mm256_add_ps(ali2, _mm256_and_ps(ma,
+					_mm256_broadcast_ps((const __m128 *)(vz + j0))));
+				coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc, dz));
+			}
+			/* the generic loop's counts: its masks are -1 a lane */
+			nsep = _mm256_add_epi32(nsep, _mm256_castps_si256(ms));
+			nali = _mm256_add_epi32(nali, _mm256_castps_si256(ma));
+			ncoh = _mm256_add_epi32(ncoh, _mm256_castps_si256(mc));
+			jv = _mm256_add_epi32(jv, four);
+		}
+	}
+	REYNOLDS_REDUCE(x2);
+}
+#undef REYNOLDS_REDUCE
 #endif
 
 /* One instance of the loop per dimension, model and hue, so that none of
@@ -514,7 +609,7 @@ typedef void gather_fn(const struct flock *f, const struct rules_params *rp, siz
 GATHER_FN(gather_fast_base, )
 #ifdef GRID_AVX512
 GATHER_FN(gather_fast_generic_avx512, GRID_AVX512_TARGET)
-GATHER_FN(gather_fast_avx2, GRID_AVX2_TARGET)
+GATHER_FN(gather_fast_generic_avx2, GRID_AVX2_TARGET)
 /* Two boids at a time, with AVX-512 and with AVX2. Measured on baseline
  * x86-64 (16 registers of 4 floats, two per 8-float vector) pairs were
  * slower; with AVX2 (16 registers of 8 floats) they pay, together with
@@ -523,7 +618,7 @@ GATHER_FN(gather_fast_avx2, GRID_AVX2_TARGET)
 #undef SPANS
 #define SPANS gather_spans_x2
 GATHER_FN(gather_pair_avx512, GRID_AVX512_TARGET)
-GATHER_FN(gather_pair_avx2, GRID_AVX2_TARGET)
+GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 /* Four at a time with AVX-512 only, one 16-float register per vector: the
  * same instructions as a pair's, on twice the lanes (Zen 5 runs 512-bit
  * operations at the 256-bit rate). With AVX2 a quad's vectors take two
@@ -539,23 +634,27 @@ GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
  * sums are the same bits. Pairs stay on the generic loop: through the
  * quad, measured, 2D 1M neighbours and update 0.445 -> 0.460 s (3D
  * 1.043 -> 1.026 s), against 3D 1.033 -> 1.005 s for single boids. */
-#define GATHER_REYNOLDS(NAME, GENERIC)                                                 \
-	GRID_AVX512_TARGET static void NAME(const struct flock *f,                     \
+#define GATHER_REYNOLDS(NAME, GENERIC, KERNEL, TARGET)                                 \
+	TARGET static void NAME(const struct flock *f,                                 \
 					    const struct rules_params *rp, size_t k,  \
 					    int nb, const struct span *sp, int nsp,    \
 					    struct rules_acc *acc)                     \
 	{                                                                              \
 		if (rp->model == MODEL_REYNOLDS && !rp->has_hue && rp->all_round) {    \
 			if (f->dims == 2)                                              \
-				reynolds_quad(f, rp, k, nb, sp, nsp, 2, acc);          \
+				KERNEL(f, rp, k, nb, sp, nsp, 2, acc);                 \
 			else                                                           \
-				reynolds_quad(f, rp, k, nb, sp, nsp, 3, acc);          \
+				KERNEL(f, rp, k, nb, sp, nsp, 3, acc);                 \
 			return;                                                        \
 		}                                                                      \
 		GENERIC(f, rp, k, nb, sp, nsp, acc);                                   \
 	}
-GATHER_REYNOLDS(gather_quad_avx512, gather_quad_generic_avx512)
-GATHER_REYNOLDS(gather_fast_avx512, gather_fast_generic_avx512)
+GATHER_REYNOLDS(gather_quad_avx512, gather_quad_generic_avx512, reynolds_quad,
+		GRID_AVX512_TARGET)
+GATHER_REYNOLDS(gather_fast_avx512, gather_fast_generic_avx512, reynolds_quad,
+		GRID_AVX512_TARGET)
+GATHER_REYNOLDS(gather_pair_avx2, gather_pair_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
+GATHER_REYNOLDS(gather_fast_avx2, gather_fast_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
 #undef GATHER_REYNOLDS
 #endif
 #undef SPANS
