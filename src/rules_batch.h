@@ -50,11 +50,14 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
 RB_(acc_f)(const struct rules_acc acc[RB_W], int nb, size_t off)
 {
 	RB_(vfb) r;
+	float x; /* a vector's element has no address in clang */
 	int l;
 
 	RB_UNROLL
-	for (l = 0; l < RB_W; l++)
-		memcpy(&r[l], (const char *)&acc[l < nb ? l : nb - 1] + off, sizeof(float));
+	for (l = 0; l < RB_W; l++) {
+		memcpy(&x, (const char *)&acc[l < nb ? l : nb - 1] + off, sizeof x);
+		r[l] = x;
+	}
 	return __builtin_convertvector(r, RB_(vd));
 }
 
