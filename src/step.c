@@ -651,7 +651,7 @@ GATHER_FN(gather_fast_generic_avx2, GRID_AVX2_TARGET)
  * against 2.60 s for the AVX2 loop without them (2.75 s baseline). */
 #undef SPANS
 #define SPANS gather_spans_x2
-GATHER_FN(gather_pair_avx512, GRID_AVX512_TARGET)
+GATHER_FN(gather_pair_generic_avx512, GRID_AVX512_TARGET)
 GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 /* Four at a time with AVX-512 only, one 16-float register per vector: the
  * same instructions as a pair's, on twice the lanes (Zen 5 runs 512-bit
@@ -661,13 +661,13 @@ GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 #define SPANS gather_spans_x4
 GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 
-/* At the AVX-512 level, Reynolds' model seeing all round without a hue
- * takes reynolds_quad for three or four boids and for a cell's last one:
- * a quad with its last boid repeated costs what a single boid's loop does
- * on this level (512-bit operations at the 256-bit rate on Zen 5), and its
- * sums are the same bits. Pairs stay on the generic loop: through the
- * quad, measured, 2D 1M neighbours and update 0.445 -> 0.460 s (3D
- * 1.043 -> 1.026 s), against 3D 1.033 -> 1.005 s for single boids. */
+/* Reynolds' model seeing all round without a hue takes its kernel for one
+ * to four boids: at the AVX-512 level reynolds_quad, a quad with its last
+ * boid repeated costing what a pair or a single boid does there (512-bit
+ * operations at the 256-bit rate on Zen 5), the same bits; at the AVX2
+ * level reynolds_pair for pairs and single boids. Measured, pinned, 2D 1M
+ * neighbours and update with the AVX-512 pairs through the quad: 0.380 ->
+ * 0.367 s, 3D 0.899 -> 0.861 s. */
 #define GATHER_REYNOLDS(NAME, GENERIC, KERNEL, TARGET)                                 \
 	TARGET static void NAME(const struct flock *f,                                 \
 					    const struct rules_params *rp, size_t k,  \
@@ -686,6 +686,8 @@ GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 GATHER_REYNOLDS(gather_quad_avx512, gather_quad_generic_avx512, reynolds_quad,
 		GRID_AVX512_TARGET)
 GATHER_REYNOLDS(gather_fast_avx512, gather_fast_generic_avx512, reynolds_quad,
+		GRID_AVX512_TARGET)
+GATHER_REYNOLDS(gather_pair_avx512, gather_pair_generic_avx512, reynolds_quad,
 		GRID_AVX512_TARGET)
 GATHER_REYNOLDS(gather_pair_avx2, gather_pair_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
 GATHER_REYNOLDS(gather_fast_avx2, gather_fast_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
