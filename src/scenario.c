@@ -1296,6 +1296,59 @@ static const char *const SCHEDULABLE[] = {
 	"bounds.margin", "hue.weight", "hue.radius", "hue.alignment", "attractors", "obstacles",
 	"turn_rate", "return", NULL};
 
+/* Gives every number under item the shortest text that reads back as the
+ * same double, bit for bit (a raw node, which cJSON prints as it is).
+ * cJSON prints a number with 15 digits when those read back within a
+ * relative DBL_EPSILON of it: 2^53 - 1 would come back as 9007199254740990,
+ * 0.30000000000000004 as 0.3, and -0 as 0; a scenario printed so would not
+ * run as the one that was loaded. 0, or -1 out of memory. */
+static int exact_numbers(cJSON *item)
+{
+	cJSON *c;
+
+	for (; item; item = item->next) {
+		if (cJSON_IsNumber(item)) {
+			const double v = item->valuedouble;
+			char buf[40], *text;
+			int prec;
+
+			/* (infinities and NaN never get here: the loader refuses
+			 * them, and the printer would write null) */
+			for (prec = 15; prec < 17; prec++) {
+				double back;
+
+				snprintf(buf, sizeof buf, "%.*g", prec, v);
+				back = strtod(buf, NULL);
+				if (memcmp(&back, &v, sizeof v) == 0)
+					break;
+			}
+			if (prec == 17)
+				snprintf(buf, sizeof buf, "%.17g", v);
+			if ((text = malloc(strlen(buf) + 1)) == NULL)
+				return -1;
+			strcpy(text, buf);
+			item->type = cJSON_Raw | (item->type & cJSON_StringIsConst);
+			item->valuestring = text;
+		} else if ((c = item->child) != NULL && exact_numbers(c) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* cJSON_Print(Unformatted) of item, its numbers exact (exact_numbers), on
+ * a copy: item itself is left as it is. NULL out of memory. */
+static char *print_exact(const cJSON *item, int formatted)
+{
+	cJSON *copy = cJSON_Duplicate(item, 1);
+	char *text = NULL;
+
+	if (copy && exact_numbers(copy) == 0)
+		text = formatted ? cJSON_Print(copy) : cJSON_PrintUnformatted(copy);
+	cJSON_Delete(copy);
+	return text;
+}
+
 /* Sets object o's key to v unless it has it (creating o under parent when
  * absent); 0, or -1 out of memory. */
 static int default_number(cJSON *parent, const char *obj, const char *key, double v)
@@ -1367,7 +1420,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		util_err_set(c->err, "out of memory");
 		return -1;
 	}
-	sc->schedule_json = cJSON_PrintUnformatted(list);
+	sc->schedule_json = print_exact(list, 0);
 	if (sc->schedule_json == NULL) {
 		cJSON_Delete(work);
 		util_err_set(c->err, "out of memory");
@@ -1418,7 +1471,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 				     "and obstacles can)", kv->string);
 				goto fail;
 			}
-			val = cJSON_PrintUnformatted(kv);
+			val = print_exact(kv, 0);
 			text = val ? malloc(strlen(kv->string) + strlen(val) + 2) : NULL;
 			if (text == NULL) {
 				free(val);
@@ -2167,7 +2220,7 @@ char *scenario_to_json(const struct scenario *sc)
 	cJSON_AddNumberToObject(o, "compression", sc->compression);
 	if (sc->precision > 0)
 		cJSON_AddNumberToObject(o, "precision", sc->precision);
-	text = cJSON_Print(root);
+	text = print_exact(root, 1);
 	cJSON_Delete(root);
 	return text;
 }

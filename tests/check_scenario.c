@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check_suites.h"
 
 #define BASE2 "\"count\": 10, \"steps\": 5, \"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}"
@@ -268,6 +269,37 @@ START_TEST(test_json_round_trip)
 }
 END_TEST
 
+/* Numbers that cJSON's own printing rounds (15 digits when those read back
+ * within a relative DBL_EPSILON): the effective scenario gives each one's
+ * exact double, so that it loads back bit for bit and prints the same. */
+START_TEST(test_json_exact_numbers)
+{
+	struct scenario a, b;
+	char *json, *again;
+
+	load_ok("{" BASE2 ", \"seed\": 9007199254740991, \"dt\": 0.30000000000000004,"
+		"\"max_force\": 0.1, \"schedule\": [{\"step\": 2, \"set\": "
+		"{\"max_force\": 0.30000000000000004}}]}", &a);
+	ck_assert_uint_eq(a.seed, UINT64_C(9007199254740991));
+	json = scenario_to_json(&a);
+	ck_assert_ptr_nonnull(json);
+	ck_assert_msg(strstr(json, "9007199254740991") != NULL, "seed rounded: %s", json);
+	ck_assert_msg(strstr(json, "\"max_force\":\t0.30000000000000004") != NULL,
+		      "scheduled value rounded: %s", json);
+	load_ok(json, &b);
+	ck_assert_uint_eq(b.seed, a.seed);
+	ck_assert_msg(memcmp(&a.dt, &b.dt, sizeof a.dt) == 0, "dt %.17g came back %.17g",
+		      a.dt, b.dt);
+	again = scenario_to_json(&b);
+	ck_assert_ptr_nonnull(again);
+	ck_assert_str_eq(again, json);
+	free(again);
+	free(json);
+	scenario_free(&a);
+	scenario_free(&b);
+}
+END_TEST
+
 START_TEST(test_load_file_errors)
 {
 	struct scenario sc;
@@ -297,6 +329,7 @@ Suite *scenario_suite(void)
 	tcase_add_test(tc, test_overrides);
 	tcase_add_loop_test(tc, test_override_errors, 0, (int)(sizeof OV_BAD / sizeof OV_BAD[0]));
 	tcase_add_test(tc, test_json_round_trip);
+	tcase_add_test(tc, test_json_exact_numbers);
 	tcase_add_test(tc, test_load_file_errors);
 	suite_add_tcase(s, tc);
 	return s;
