@@ -555,14 +555,15 @@ int cmd_convert(int argc, char **argv)
 		case 's': salvage = 1; break;
 		case 'h':
 			puts("Usage: boidsim convert IN -o OUT [--format bin|csv|csv.gz]\n"
-			     "                      [--frames START:STOP:STEP] [--ids LIST] [--salvage]\n"
+			     "                      [--frames START:STOP:STEP] [--ids LIST] [--salvage] [-q]\n"
 			     "Convert a trajectory between .bin, .csv and .csv.gz (- for stdin or\n"
 			     "stdout). --frames keeps the frames whose step s has START <= s < STOP\n"
 			     "and (s - START) a multiple of STEP; --ids keeps the boids listed, as\n"
 			     "in 0,5,10-20, written as agents with their ids (from a file with\n"
 			     "agents, every predator is kept). A file cut short converts to its whole\n"
 			     "frames (exit 3); --salvage also skips damaged frames to the next whole\n"
-			     "key frame (exit 3 when it did).");
+			     "key frame (exit 3 when it did). -q: no note on stderr (warnings about\n"
+			     "lost frames are still given).");
 			return 0;
 		default:
 			return usage_error("convert", "unknown option or missing value at %s",

@@ -538,7 +538,11 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 				goto fail;
 			}
 			arr = cJSON_GetObjectItemCaseSensitive(node, seg);
-			if (!cJSON_IsArray(arr) || idx >= cJSON_GetArraySize(arr)) {
+			if (arr && !cJSON_IsArray(arr)) {
+				util_err_set(c->err, "--set %s: %s is not an array", text, seg);
+				goto fail;
+			}
+			if (arr == NULL || idx >= cJSON_GetArraySize(arr)) {
 				util_err_set(c->err, "--set %s: %s has no element %ld",
 					     text, seg, idx);
 				goto fail;
