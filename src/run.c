@@ -97,10 +97,14 @@ static int is_temp_of(const char *b, const char *a)
  * goes (and which a resumed run removes, for -o and --metrics), or one of
  * its temporary files. For that removal too, the checkpoint must not be a
  * device or a pipe. */
-static int check_distinct(const struct run_opts *o, enum traj_format fmt, struct util_err *err)
+static int check_distinct(const struct run_opts *o, const struct scenario *sc,
+			  enum traj_format fmt, struct util_err *err)
 {
 	const char *name[3] = {"-o", "--metrics", "--checkpoint"};
 	const char *path[3] = {o->output, o->metrics, o->checkpoint};
+	/* What the run reads: an output there would replace it at the end. */
+	const char *in_name[2] = {"the scenario", "start.file"};
+	const char *in[2] = {o->scenario, sc->start_file};
 	char msg[4 * 4096], partial[4096];
 	struct stat st;
 	int i, j;
@@ -108,6 +112,14 @@ static int check_distinct(const struct run_opts *o, enum traj_format fmt, struct
 	if (o->checkpoint && stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))
 		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
 				  "replaces and removes", o->checkpoint);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 2; j++)
+			if (path[i] && in[j] && strcmp(path[i], "-") != 0 &&
+			    strcmp(in[j], "-") != 0 && same_file(path[i], in[j])) {
+				snprintf(msg, sizeof msg, "%s %s is %s, which the run reads",
+					 name[i], path[i], in_name[j]);
+				return bad_option(err, "%s", msg);
+			}
 	for (i = 0; i < 3; i++)
 		for (j = i + 1; j < 3; j++)
 			if (path[i] && path[j] && strcmp(path[i], "-") != 0 &&
@@ -135,6 +147,21 @@ static int check_distinct(const struct run_opts *o, enum traj_format fmt, struct
 				return bad_option(err, "%s", msg);
 			}
 		}
+	/* A run replaces and then removes its checkpoint: a file there that
+	 * is not one (a mistyped -o, a result) is not the run's to remove. */
+	if (o->checkpoint && !o->resume && stat(o->checkpoint, &st) == 0 && st.st_size > 0) {
+		unsigned char head[sizeof CHECKPOINT_MAGIC - 1];
+		FILE *fp = fopen(o->checkpoint, "rb");
+		int is_ck = fp && fread(head, 1, sizeof head, fp) == sizeof head &&
+			    memcmp(head, CHECKPOINT_MAGIC, sizeof head) == 0;
+
+		if (fp)
+			fclose(fp);
+		if (!is_ck)
+			return bad_option(err, "--checkpoint %s: the file is there and is not a "
+					  "checkpoint, which a run would replace and then remove; "
+					  "name another file", o->checkpoint);
+	}
 	return 0;
 }
 
@@ -281,7 +308,8 @@ static void remove_spent(const struct checkpoint_files *cf, const char *output,
 
 /* The options' own checks, once the scenario is known; the format of -o
  * in *fmt. */
-static int check_options(const struct run_opts *o, enum traj_format *fmt, struct util_err *err)
+static int check_options(const struct run_opts *o, const struct scenario *sc,
+			 enum traj_format *fmt, struct util_err *err)
 {
 	if (o->format && traj_format_parse(o->format, fmt) != 0)
 		return bad_option(err, "--format %s: expected bin, csv or csv.gz", o->format);
@@ -300,7 +328,7 @@ static int check_options(const struct run_opts *o, enum traj_format *fmt, struct
 			return bad_option(err, "%s: cannot tell the format from the name; use .bin, "
 					  ".csv or .csv.gz, or --format", o->output);
 	}
-	return check_distinct(o, *fmt, err);
+	return check_distinct(o, sc, *fmt, err);
 }
 
 
@@ -340,7 +368,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	for (d = 0; d < sc.n_notes; d++)
 		ctx_log(ctx, CTX_NORMAL, "%s", sc.notes[d]);
-	if ((status = check_options(o, &fmt, err)) != 0)
+	if ((status = check_options(o, &sc, &fmt, err)) != 0)
 		goto out;
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
