@@ -198,7 +198,11 @@ int outfile_commit(struct outfile *o, struct util_err *err)
 	}
 	o->fp = NULL;
 	if (rename(o->tmp, o->path) != 0) {
-		util_err_set(err, "%s: cannot rename into place: %s", o->path, strerror(errno));
+		/* Written whole and durable: kept under the temporary name. */
+		util_err_set(err, "%s: cannot rename into place: %s; what was written is "
+			     "kept in %s", o->path, strerror(errno), o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
 		goto out;
 	}
 	free(o->tmp);

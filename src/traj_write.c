@@ -1161,8 +1161,12 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		target = w->final;
 	}
 	if (rename(w->tmp, target) != 0) {
-		util_err_set(err, "%s: cannot rename %s into place: %s", w->path, w->tmp,
-			     strerror(errno));
+		/* Written whole and durable: the data stays where it is, under
+		 * the temporary name, which the message gives. */
+		util_err_set(err, "%s: cannot rename into place: %s; what was written is "
+			     "kept in %s", target, strerror(errno), w->tmp);
+		free(w->tmp);
+		w->tmp = NULL;
 		goto out;
 	}
 	free(w->tmp);
