@@ -26,6 +26,10 @@
 #endif
 
 #define EXIT_USAGE 2
+/* The most threads, -j or OMP_NUM_THREADS. */
+#define MAIN_THREADS_MAX 4096
+#define MAIN_STR(x) #x
+#define MAIN_XSTR(x) MAIN_STR(x)
 #define MAX_OVERRIDES 256
 
 /* The library's context for the whole process (cmd.h). */
@@ -230,9 +234,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'j':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || v < 1 || v > 4096)
-				return usage_error("--threads %s: expected a whole number from 1 to 4096",
-						   optarg);
+			if (errno || *end || end == optarg || v < 1 || v > MAIN_THREADS_MAX)
+				return usage_error("--threads %s: expected a whole number from 1 to "
+						   MAIN_XSTR(MAIN_THREADS_MAX), optarg);
 			o->threads = (int)v;
 			break;
 		case OPT_NEIGHBOURS:
@@ -520,6 +524,24 @@ static int run(struct options *o)
 	return res.stopped ? 128 + res.stopped : 0;
 }
 
+#ifdef _OPENMP
+/* Whether OMP_NUM_THREADS asks for more threads than -j allows: every
+ * thread has buffers of its own, and the runtime itself fails to start a
+ * team of 100,000. Says so in one line (what, the fix). */
+static int env_threads_bad(const char *fix)
+{
+	int n = omp_get_max_threads();
+
+	if (n <= MAIN_THREADS_MAX)
+		return 0;
+	mute_others(1);
+	fprintf(stderr, "boidsim: OMP_NUM_THREADS: %d threads, more than %d; %s\n", n,
+		MAIN_THREADS_MAX, fix);
+	mute_others(0);
+	return 1;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -539,6 +561,11 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
+#ifdef _OPENMP
+	if (i < argc && (strcmp(argv[i], "info") == 0 || strcmp(argv[i], "verify") == 0 ||
+			 strcmp(argv[i], "convert") == 0) && env_threads_bad("set it lower"))
+		return EXIT_USAGE;
+#endif
 	if (i < argc && strcmp(argv[i], "info") == 0)
 		return cmd_info(argc - i, argv + i);
 	if (i < argc && strcmp(argv[i], "verify") == 0)
@@ -555,6 +582,12 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
 	if (o.threads > 0)
 		omp_set_num_threads(o.threads);
+	/* OMP_NUM_THREADS, as -j: every thread has buffers of its own, and
+	 * the runtime itself fails to start a team of 100,000 */
+	else if (env_threads_bad("give -j N")) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
 #endif
 	/* First SIGINT/SIGTERM: finish the step, write it, and close the file
 	 * marked as interrupted. SA_RESTART keeps a blocking write to a pipe
