@@ -382,7 +382,7 @@ static int read_interval(const struct load_ctx *c, const cJSON *root, const char
 	return 0;
 }
 
-/* An integer in [lo, hi]; JSON numbers are doubles, so hi <= 2^53. */
+/* An integer in [lo, hi]; JSON numbers are doubles, so hi <= SCENARIO_INT_MAX. */
 static int read_uint(const struct load_ctx *c, const cJSON *root, const char *path,
 		     uint64_t lo, uint64_t hi, int required, uint64_t def,
 		     uint64_t *out)
@@ -445,7 +445,7 @@ static int read_vec(const struct load_ctx *c, const cJSON *root, const char *pat
 	return 0;
 }
 
-/* The seed is 64-bit: a JSON number up to 2^53 (exact in a double), or a
+/* The seed is 64-bit: a JSON number below 2^53 (exact as text), or a
  * string of decimal digits for the full range. */
 static int read_seed(const struct load_ctx *c, const cJSON *root, uint64_t *out)
 {
@@ -472,16 +472,17 @@ bad:
 		fail(c, "seed", "expected decimal digits for a 64-bit seed, got \"%s\"", s);
 		return -1;
 	}
-	if (cJSON_IsNumber(n) && n->valuedouble > 9007199254740992.0) {
-		fail(c, "seed", "integers above 2^53 are not exact in JSON numbers; "
+	if (cJSON_IsNumber(n) && n->valuedouble > (double)SCENARIO_INT_MAX) {
+		fail(c, "seed", "integers from 2^53 up are not exact in JSON numbers; "
 		     "give the seed as a string of digits");
 		return -1;
 	}
-	return read_uint(c, root, "seed", 0, UINT64_C(9007199254740992), 0, 1, out);
+	return read_uint(c, root, "seed", 0, SCENARIO_INT_MAX, 0, 1, out);
 }
 
 /* ---- overrides ---------------------------------------------------------- */
 static int valid_utf8(const unsigned char *s, size_t len, size_t *bad);
+static int nul_escape(const char *t, size_t len, size_t *at);
 
 static int apply_override(const struct load_ctx *c, cJSON *root, const char *text)
 {
@@ -512,6 +513,12 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 		return -1;
 	}
 	value = cJSON_ParseWithOpts(eq + 1, NULL, 1);
+	if (value && nul_escape(eq + 1, strlen(eq + 1), &bad)) {
+		cJSON_Delete(value);
+		util_err_set(c->err, "--set %s: \\u0000 in a string at byte %zu: NUL is not "
+			     "allowed", text, (size_t)(eq + 1 - text) + bad + 1);
+		return -1;
+	}
 	if (value == NULL) /* a bare word such as reflect */
 		value = cJSON_CreateString(eq + 1);
 	if (value == NULL) {
@@ -749,7 +756,7 @@ static int parse_attractors(const struct load_ctx *c, const cJSON *root, struct 
 				fail(c, sub, "each waypoint needs step and position");
 				return -1;
 			}
-			if (uint_node(c, st, sub, 0, UINT64_C(1) << 53, &at->steps[k]) != 0)
+			if (uint_node(c, st, sub, 0, SCENARIO_INT_MAX, &at->steps[k]) != 0)
 				return -1;
 			if (k > 0 && at->steps[k] <= at->steps[k - 1]) {
 				fail(c, sub, "waypoint steps must increase");
@@ -997,7 +1004,7 @@ static int parse_start_file(const struct load_ctx *c, const cJSON *root, struct 
 		return -1;
 	}
 	if (lookup(root, "start.step") &&
-	    read_uint(c, root, "start.step", 0, UINT64_C(1) << 53, 0, 0, &sc->start_step))
+	    read_uint(c, root, "start.step", 0, SCENARIO_INT_MAX, 0, 0, &sc->start_step))
 		return -1;
 	slash = strrchr(c->file, '/');
 	dl = f->valuestring[0] == '/' || slash == NULL || strcmp(c->file, "<stdin>") == 0 ? 0 :
@@ -1212,7 +1219,7 @@ static int parse_population(const struct load_ctx *c, const cJSON *root, struct 
 		}
 		/* Step 0 is the initial count; a step beyond the run is never
 		 * reached, so that a scenario can be run shorter with --steps. */
-		if (uint_node(c, st, sub, 1, UINT64_C(1) << 53, &ev->step) != 0)
+		if (uint_node(c, st, sub, 1, SCENARIO_INT_MAX, &ev->step) != 0)
 			return -1;
 		if (ev->step < prev) {
 			fail(c, sub, "population steps must not decrease (previous %" PRIu64 ")",
@@ -1445,7 +1452,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		}
 		/* A step beyond the run is allowed (never reached), so that a
 		 * scenario can be run shorter with --steps. */
-		if (uint_node(c, st, path, 1, UINT64_C(1) << 53, &stage->step) != 0)
+		if (uint_node(c, st, path, 1, SCENARIO_INT_MAX, &stage->step) != 0)
 			goto fail;
 		if (i > 0 && stage->step <= prev) {
 			fail(c, path, "schedule steps must increase");
@@ -1564,7 +1571,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		return -1;
 	sc->dims = (int)dims;
 	if (read_uint(c, root, "count", 1, SCENARIO_COUNT_MAX, 1, 0, &sc->count) ||
-	    read_uint(c, root, "steps", 0, UINT64_C(1) << 53, 1, 0, &sc->steps) ||
+	    read_uint(c, root, "steps", 0, SCENARIO_INT_MAX, 1, 0, &sc->steps) ||
 	    read_real(c, root, "dt", 0, 1, VM, 1.0, &sc->dt) ||
 	    read_seed(c, root, &sc->seed) ||
 	    read_real(c, root, "radii.separation", 0, 1, VM, 1.0, &sc->r_sep) ||
@@ -1578,7 +1585,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	    read_real(c, root, "speed.min", 0, 0, VM, 0.0, &sc->speed_min) ||
 	    read_real(c, root, "speed.max", 0, 1, VM, 1.0, &sc->speed_max) ||
 	    read_real(c, root, "max_force", 0, 1, VM, 0.05, &sc->max_force) ||
-	    read_uint(c, root, "output.every", 1, UINT64_C(1) << 53, 0, 1, &sc->every) ||
+	    read_uint(c, root, "output.every", 1, SCENARIO_INT_MAX, 0, 1, &sc->every) ||
 	    read_uint(c, root, "output.compression", 0, 9, 0, 1, &level) ||
 	    read_real(c, root, "output.precision", 0, 1, VM, 0.0, &sc->precision) ||
 	    parse_mode(c, root, &sc->mode))
@@ -1757,6 +1764,30 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 }
 
 /* ---- text checks before parsing ----------------------------------------- */
+/* Whether a string of JSON text t holds the escape \u0000: cJSON's strings
+ * end at a NUL, so "count\u0000x" would be read as count, silently. *at:
+ * where the escape starts. */
+static int nul_escape(const char *t, size_t len, size_t *at)
+{
+	size_t i;
+	int in = 0;
+
+	for (i = 0; i < len; i++) {
+		if (!in) {
+			in = t[i] == '"';
+		} else if (t[i] == '"') {
+			in = 0;
+		} else if (t[i] == '\\' && i + 1 < len) {
+			if (i + 5 < len && t[i + 1] == 'u' && memcmp(t + i + 2, "0000", 4) == 0) {
+				*at = i;
+				return 1;
+			}
+			i++; /* the escaped character, which may be a quote */
+		}
+	}
+	return 0;
+}
+
 static int valid_utf8(const unsigned char *s, size_t len, size_t *bad)
 {
 	size_t i = 0;
@@ -1887,6 +1918,12 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		line_col(text, (size_t)(end - text), &line, &col);
 		util_err_set(err, "%s:%d:%d: parse error: text after the end of the "
 			     "JSON document", name, line, col);
+		goto out;
+	}
+	if (nul_escape(text, len, &bad)) {
+		line_col(text, bad, &line, &col);
+		util_err_set(err, "%s:%d:%d: \\u0000 in a string: NUL is not allowed in "
+			     "scenario text", name, line, col);
 		goto out;
 	}
 	if (!cJSON_IsObject(root)) {
@@ -2030,8 +2067,8 @@ char *scenario_to_json(const struct scenario *sc)
 	cJSON_AddNumberToObject(root, "count", (double)sc->count);
 	cJSON_AddNumberToObject(root, "steps", (double)sc->steps);
 	cJSON_AddNumberToObject(root, "dt", sc->dt);
-	/* Seeds beyond 2^53 only survive as strings. */
-	if (sc->seed <= UINT64_C(9007199254740992)) {
+	/* Seeds from 2^53 up only survive as strings. */
+	if (sc->seed <= SCENARIO_INT_MAX) {
 		cJSON_AddNumberToObject(root, "seed", (double)sc->seed);
 	} else {
 		snprintf(seed, sizeof seed, "%" PRIu64, sc->seed);

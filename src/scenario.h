@@ -9,6 +9,10 @@
  * The engine computes in binary32; squared distances of 1e9-sized lengths
  * (1e18) stay far inside its range, so no valid scenario can overflow. */
 #define SCENARIO_VALUE_MAX 1e9
+/* The largest integer a JSON number may give (steps, every, seed, event and
+ * stage steps): below 2^53 every integer text reads as itself, while
+ * 9007199254740993 would read as 2^53. */
+#define SCENARIO_INT_MAX ((UINT64_C(1) << 53) - 1)
 /* Smallest positive value of a key that must be greater than 0 (a radius,
  * a speed, a time step): the engine squares lengths in binary32, whose
  * squares of values below about 1e-19 underflow to 0 or to subnormals. */

@@ -140,7 +140,7 @@ static const struct bad_case {
 	{"{" BASE2 ", \"output\": {\"every\": 0}}", "output.every: must be between 1"},
 	{"{" BASE2 ", \"radii\": 5}", "t.json: radii: must be an object"},
 	{"{" BASE2 ", \"weights\": {\"alignment\": true}}", "weights.alignment: expected a number"},
-	{"{\"count\": 1, \"steps\": 9007199254740992, \"dt\": 1e9, \"speed\": {\"max\": 1e9},"
+	{"{\"count\": 1, \"steps\": 9007199254740991, \"dt\": 1e9, \"speed\": {\"max\": 1e9},"
 	 " \"bounds\": {\"min\": [0, 0], \"max\": [1, 1], \"mode\": \"none\"}}",
 	 "steps: a boid at speed.max could travel"},
 	{"{\"description\": \"\xff\", " BASE2 "}", "t.json:1:18: invalid UTF-8"},
@@ -302,6 +302,26 @@ START_TEST(test_json_exact_numbers)
 }
 END_TEST
 
+/* The escape \u0000 in a string is refused (cJSON would end the string
+ * there); an escaped backslash before u0000 is text, and loads. */
+START_TEST(test_nul_escape)
+{
+	struct scenario sc;
+	char msg[UTIL_ERR_MAX];
+	const char *bad = "{" BASE2 ", \"description\": \"a\\u0000b\"}";
+	const char *two = "{" BASE2 ", \"description\": \"a\\\\u0000b \\\"\\u0000\"}";
+	const char *good = "{" BASE2 ", \"description\": \"a\\\\u0000b \\\"\"}";
+
+	ck_assert_int_ne(load_err(bad, strlen(bad), NULL, 0, msg), 0);
+	ck_assert_msg(strstr(msg, "t.json:1:") && strstr(msg, "NUL is not allowed"), "got %s", msg);
+	/* a text backslash, an escaped quote, then the escape itself */
+	ck_assert_int_ne(load_err(two, strlen(two), NULL, 0, msg), 0);
+	load_ok(good, &sc);
+	ck_assert_str_eq(sc.description, "a\\u0000b \"");
+	scenario_free(&sc);
+}
+END_TEST
+
 START_TEST(test_load_file_errors)
 {
 	struct scenario sc;
@@ -332,6 +352,7 @@ Suite *scenario_suite(void)
 	tcase_add_loop_test(tc, test_override_errors, 0, (int)(sizeof OV_BAD / sizeof OV_BAD[0]));
 	tcase_add_test(tc, test_json_round_trip);
 	tcase_add_test(tc, test_json_exact_numbers);
+	tcase_add_test(tc, test_nul_escape);
 	tcase_add_test(tc, test_load_file_errors);
 	suite_add_tcase(s, tc);
 	return s;
