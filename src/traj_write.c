@@ -913,9 +913,20 @@ static int write_frame(struct traj_writer *w, uint64_t step,
 		w->frames++;
 		w->last_step = step;
 		/* Hand each whole frame to the kernel, so that a killed run's file
-		 * ends on a frame boundary (a gzip stream cannot be cut usefully). */
+		 * ends on a frame boundary. A gzip'd frame ends with a sync flush:
+		 * the stream is then decodable to there by itself, and a
+		 * checkpoint needs no flush of its own, which would put block
+		 * boundaries where the checkpoints fell and make the bytes of a
+		 * run depend on its checkpoints and its stops. */
 		if (w->fp && fflush(w->fp) != 0) {
 			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+			rc = -1;
+		} else if (w->gz && gzflush(w->gz, Z_SYNC_FLUSH) != Z_OK) {
+			int e;
+			const char *m = gzerror(w->gz, &e);
+
+			util_err_set(err, "%s: write failed: %s", w->path,
+				     e == Z_ERRNO ? strerror(errno) : m);
 			rc = -1;
 		}
 	}
@@ -1033,11 +1044,9 @@ int traj_writer_sync(struct traj_writer *w, struct util_err *err)
 	int fd = w->gz ? w->gz_fd : w->fp ? fileno(w->fp) : -1;
 
 	if (w->gz) {
-		/* a sync flush makes everything so far decodable by itself */
-		if (gzflush(w->gz, Z_SYNC_FLUSH) != Z_OK) {
-			util_err_set(err, "%s: write failed", w->path);
-			return -1;
-		}
+		/* every frame ends with a sync flush (write_frame): what a
+		 * checkpoint covers is in the file already, and the stream's
+		 * bytes do not depend on where checkpoints fell */
 		if (!w->to_stdout && fsync(fd) != 0) {
 			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
 			return -1;
