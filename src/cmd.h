@@ -10,6 +10,11 @@
  * "boidsim: MESSAGE" lines to stderr). */
 extern struct ctx cmd_ctx;
 
+/* Flushes standard output; when that or an earlier write to it failed,
+ * says so in one line ("boidsim: standard output: write failed: ...")
+ * and returns -1, else 0. */
+int cmd_stdout_flush(void);
+
 int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

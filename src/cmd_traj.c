@@ -20,6 +20,17 @@
  * input could not be read (cut short, or damaged frames skipped). */
 #define EXIT_INCOMPLETE 3
 
+int cmd_stdout_flush(void)
+{
+	/* (a write that failed earlier leaves the error flag, and errno may
+	 * have moved on since) */
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "boidsim: standard output: write failed%s%s\n", errno ? ": " : "",
+		errno ? strerror(errno) : "");
+	return -1;
+}
+
 static int usage_error(const char *cmd, const char *what, const char *arg)
 {
 	fprintf(stderr, "boidsim %s: ", cmd);
@@ -246,7 +257,7 @@ int cmd_info(int argc, char **argv)
 			goto out;
 		}
 		printf("%s\n", h->scenario);
-		status = fflush(stdout) == 0 ? 0 : 1;
+		status = cmd_stdout_flush() == 0 ? 0 : 1;
 		goto out;
 	}
 	rc = read_all(r, &fb, &as, &err);
@@ -307,7 +318,7 @@ int cmd_info(int argc, char **argv)
 	traj_reader_digest(r, digest);
 	printf("digest:      sha256:%s\n", digest);
 	status = rc == 0 || traj_reader_cut(r) ? 0 : 1;
-	if (fflush(stdout) != 0)
+	if (cmd_stdout_flush() != 0)
 		status = 1;
 out:
 	free_bufs(&fb);
@@ -324,7 +335,7 @@ int cmd_verify(int argc, char **argv)
 	struct frame_bufs fb = {0};
 	struct agent_stats as = {0};
 	enum traj_status st;
-	int rc, status = 1;
+	int c, rc, status = 1;
 
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		puts("Usage: boidsim verify FILE\n"
@@ -334,7 +345,10 @@ int cmd_verify(int argc, char **argv)
 		     "or no end record: a killed run).");
 		return 0;
 	}
-	if (argc != 2 || (argv[1][0] == '-' && argv[1][1] != '\0'))
+	for (c = 1; c < argc; c++)
+		if (argv[c][0] == '-' && argv[c][1] != '\0')
+			return usage_error("verify", "unknown option %s", argv[c]);
+	if (argc != 2)
 		return usage_error("verify", "%s", "expected one FILE");
 	r = traj_reader_open(argv[1], &err);
 	if (r == NULL) {
@@ -367,7 +381,7 @@ int cmd_verify(int argc, char **argv)
 	       st == TRAJ_COMPLETE ? ", complete" : ", interrupted by a signal");
 	status = 0;
 out:
-	if (fflush(stdout) != 0)
+	if (cmd_stdout_flush() != 0)
 		status = 1;
 	free_bufs(&fb);
 	util_free(as.pred);

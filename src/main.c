@@ -19,6 +19,7 @@
 #include "ctx.h"
 #include "run.h"
 #include "scenario.h"
+#include "traj.h"
 #include "util.h"
 #ifdef HAVE_MPI
 #include <mpi.h>
@@ -210,9 +211,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'o':
 			o->ro.output = optarg;
 			break;
-		case OPT_FORMAT:
+		case OPT_FORMAT: {
+			enum traj_format fmt;
+
+			/* here, and not after the arguments: "--format -o x.bin"
+			 * would otherwise be about x.bin */
+			if (traj_format_parse(optarg, &fmt) != 0)
+				return usage_error("--format %s: expected bin, csv or csv.gz", optarg);
 			o->ro.format = optarg;
 			break;
+		}
 		case OPT_SEED:
 			if (add_keyed(o, "seed", "--seed", optarg) != 0)
 				return usage_error("too many overrides at %s", optarg);
@@ -518,7 +526,7 @@ static int run(struct options *o)
 	if (o->ro.check) {
 		printf("%s\n", res.json);
 		free(res.json);
-		return fflush(stdout) == 0 ? 0 : 1;
+		return cmd_stdout_flush() == 0 ? 0 : 1;
 	}
 	report_stats(&res, o->ro.search);
 	return res.stopped ? 128 + res.stopped : 0;
@@ -542,7 +550,7 @@ static int env_threads_bad(const char *fix)
 }
 #endif
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
 	struct options o;
 	struct sigaction sa;
@@ -615,5 +623,17 @@ out:
 			free(o.owned[i]);
 		}
 	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run_main(argc, argv);
+
+	/* What went to standard output and was not checked on the way (the
+	 * help, the version): a full disk is an error, said once. A status
+	 * already set has its line. */
+	if (rc == 0 && cmd_stdout_flush() != 0)
+		rc = 1;
 	return rc;
 }

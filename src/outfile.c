@@ -104,6 +104,13 @@ int outfile_open(struct outfile *o, const char *path, struct util_err *err)
 			return -1;
 		}
 		o->to_stdout = 2;
+		/* (for the messages) */
+		if ((o->path = strdup(path)) == NULL) {
+			fclose(o->fp);
+			memset(o, 0, sizeof *o);
+			util_err_set(err, "out of memory");
+			return -1;
+		}
 		return 0;
 	}
 	o->path = strdup(path);
@@ -134,7 +141,7 @@ int outfile_sync(struct outfile *o, struct util_err *err)
 	struct stat st;
 
 	if (fflush(o->fp) != 0 || (!o->to_stdout && fsync(fileno(o->fp)) != 0)) {
-		util_err_set(err, "%s: write failed: %s", o->to_stdout ? "stdout" : o->path,
+		util_err_set(err, "%s: write failed: %s", o->to_stdout == 1 ? "stdout" : o->path,
 			     strerror(errno));
 		return -1;
 	}
@@ -183,7 +190,8 @@ int outfile_commit(struct outfile *o, struct util_err *err)
 			rc = -1;
 		if (rc != 0)
 			util_err_set(err, "%s: write failed: %s",
-				     o->to_stdout == 2 ? "output" : "stdout", strerror(errno));
+				     o->to_stdout == 2 ? o->path : "stdout", strerror(errno));
+		free(o->path);
 		memset(o, 0, sizeof *o);
 		return rc;
 	}

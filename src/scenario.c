@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -536,11 +537,14 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 		}
 		if (br) { /* name[index]: one element of an array */
 			char *end;
-			long idx = strtol(br + 1, &end, 10);
+			long idx;
 			cJSON *arr;
 
+			errno = 0;
+			idx = strtol(br + 1, &end, 10);
 			*br = '\0';
-			if (end == br + 1 || strcmp(end, "]") != 0 || idx < 0) {
+			if (end == br + 1 || strcmp(end, "]") != 0 || idx < 0 || errno == ERANGE ||
+			    idx > INT_MAX) {
 				util_err_set(c->err, "--set %s: malformed index", text);
 				goto fail;
 			}
