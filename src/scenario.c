@@ -154,30 +154,63 @@ static int path_has_prefix(const char *path, const char *prefix, size_t plen)
 static void fail(const struct load_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void fail(const struct load_ctx *c, const char *path, const char *fmt, ...)
+/* The last override that wrote path (or a parent of it; with inside, also
+ * a part of it), or -1. */
+static int owner(const struct load_ctx *c, const char *path, int inside)
 {
-	char what[256];
-	va_list ap;
 	int i;
 
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	/* The last override that wrote this path (or a parent) owns it. */
 	for (i = c->n_ov - 1; i >= 0; i--) {
 		const char *t = c->ov[i].text;
 		const char *eq = strchr(t, '=');
 		size_t plen = eq ? (size_t)(eq - t) : strlen(t);
 
-		if (path_has_prefix(path, t, plen)) {
-			if (c->ov[i].label)
-				util_err_set(c->err, "%s: %s: %s", c->ov[i].label, path, what);
-			else
-				util_err_set(c->err, "--set %s: %s: %s", t, path, what);
-			return;
-		}
+		if (path_has_prefix(path, t, plen) ||
+		    (inside && plen > strlen(path) && path_has_prefix(t, path, strlen(path))))
+			return i;
 	}
-	util_err_set(c->err, "%s: %s: %s", c->file, path, what);
+	return -1;
+}
+
+/* The error of path, named after override i (or the file, i < 0). */
+static void fail_as(const struct load_ctx *c, int i, const char *path, const char *what)
+{
+	if (i < 0)
+		util_err_set(c->err, "%s: %s: %s", c->file, path, what);
+	else if (c->ov[i].label)
+		util_err_set(c->err, "%s: %s: %s", c->ov[i].label, path, what);
+	else
+		util_err_set(c->err, "--set %s: %s: %s", c->ov[i].text, path, what);
+}
+
+static void fail(const struct load_ctx *c, const char *path, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fail_as(c, owner(c, path, 0), path, what);
+}
+
+/* A check of path against other (bounds.max[0] against bounds.min[0]): the
+ * later override of either is the one to blame, so that --set
+ * bounds.min[0]=40 is named when it passes the file's bounds.max[0]. */
+static void fail_pair(const struct load_ctx *c, const char *path, const char *other,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void fail_pair(const struct load_ctx *c, const char *path, const char *other,
+		      const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	int a = owner(c, path, 0), b = owner(c, other, 1);
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fail_as(c, a > b ? a : b, path, what);
 }
 
 /* ---- "did you mean" ------------------------------------------------------ */
@@ -931,7 +964,10 @@ static int read_region(const struct load_ctx *c, const cJSON *node, const char *
 	for (d = 0; d < sc->dims; d++) {
 		snprintf(p, sizeof p, "%s.max[%d]", path, d);
 		if (hi[d] < lo[d]) {
-			fail(c, p, "must be at least %s.min[%d] (%g)", path, d, lo[d]);
+			char q[64];
+
+			snprintf(q, sizeof q, "%s.min[%d]", path, d);
+			fail_pair(c, p, q, "must be at least %s.min[%d] (%g)", path, d, lo[d]);
 			return -1;
 		}
 		if ((sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_REFLECT) &&
@@ -1117,8 +1153,9 @@ static int parse_start(const struct load_ctx *c, const cJSON *root, struct scena
 				&sc->start_speed_hi))
 		return -1;
 	if (sp && (sc->start_speed_lo < sc->speed_min || sc->start_speed_hi > sc->speed_max)) {
-		fail(c, "start.speed", "must lie within [speed.min, speed.max] ([%g, %g])",
-		     sc->speed_min, sc->speed_max);
+		fail_pair(c, "start.speed", "speed",
+			  "must lie within [speed.min, speed.max] ([%g, %g])", sc->speed_min,
+			  sc->speed_max);
 		return -1;
 	}
 	return 0;
@@ -1607,7 +1644,8 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		return -1;
 	}
 	if (sc->speed_min > sc->speed_max) {
-		fail(c, "speed.min", "must not exceed speed.max (%g)", sc->speed_max);
+		fail_pair(c, "speed.min", "speed.max", "must not exceed speed.max (%g)",
+			  sc->speed_max);
 		return -1;
 	}
 	if (read_vec(c, root, "bounds.min", sc->dims, 1, sc->bmin) != 0 ||
@@ -1619,7 +1657,10 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 
 		if (!(sc->bmax[d] > sc->bmin[d])) {
 			snprintf(p, sizeof p, "bounds.max[%d]", d);
-			fail(c, p, "must be greater than bounds.min[%d] (%g)", d, sc->bmin[d]);
+			char q[32];
+
+			snprintf(q, sizeof q, "bounds.min[%d]", d);
+			fail_pair(c, p, q, "must be greater than bounds.min[%d] (%g)", d, sc->bmin[d]);
 			return -1;
 		}
 		if (sc->bmax[d] - sc->bmin[d] < side_min)
@@ -1648,7 +1689,10 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 					char p[48];
 
 					snprintf(p, sizeof p, "target.wander.max[%d]", d);
-					fail(c, p, "must be greater than target.wander.min[%d]", d);
+					char q[48];
+
+					snprintf(q, sizeof q, "target.wander.min[%d]", d);
+					fail_pair(c, p, q, "must be greater than target.wander.min[%d]", d);
 					return -1;
 				}
 		}

@@ -223,6 +223,9 @@ static const struct ov_case {
 	{{"steps=-1", "--steps -1"}, "--steps -1: steps: must be between 0 and"},
 	{{"bounds.max[2]=1", NULL}, "--set bounds.max[2]=1: max has no element 2"},
 	{{"bounds[0].x=1", NULL}, "--set bounds[0].x=1: bounds is not an array"},
+	/* a check against another key blames the override, not the file */
+	{{"bounds.min[0]=40", NULL},
+	 "--set bounds.min[0]=40: bounds.max[0]: must be greater than bounds.min[0] (40)"},
 	{{"bounds.max[x]=1", NULL}, "--set bounds.max[x]=1: malformed index"},
 	{{"bounds.min=[0,0,0]", NULL}, "--set bounds.min=[0,0,0]: bounds.min: expected an array of 2"},
 	{{"count.x=1", NULL}, "--set count.x=1: count is not an object"},
