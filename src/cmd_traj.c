@@ -576,7 +576,7 @@ int cmd_convert(int argc, char **argv)
 			     "in 0,5,10-20, written as agents with their ids (from a file with\n"
 			     "agents, every predator is kept). A file cut short converts to its whole\n"
 			     "frames (exit 3); --salvage also skips damaged frames to the next whole\n"
-			     "key frame (exit 3 when it did). -q: no note on stderr (warnings about\n"
+			     "key frame (exit 3 when it did). -q, --quiet: no note on stderr (warnings about\n"
 			     "lost frames are still given).");
 			return 0;
 		default:
