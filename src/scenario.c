@@ -1263,8 +1263,11 @@ static int parse_population(const struct load_ctx *c, const cJSON *root, struct 
 		if (uint_node(c, st, sub, 1, SCENARIO_INT_MAX, &ev->step) != 0)
 			return -1;
 		if (ev->step < prev) {
-			fail(c, sub, "population steps must not decrease (previous %" PRIu64 ")",
-			     prev);
+			char q[64];
+
+			snprintf(q, sizeof q, "population[%d].step", i - 2);
+			fail_pair(c, sub, q, "population steps must not decrease (previous %" PRIu64
+				  ")", prev);
 			return -1;
 		}
 		prev = ev->step;
@@ -1496,7 +1499,10 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		if (uint_node(c, st, path, 1, SCENARIO_INT_MAX, &stage->step) != 0)
 			goto fail;
 		if (i > 0 && stage->step <= prev) {
-			fail(c, path, "schedule steps must increase");
+			char q[64];
+
+			snprintf(q, sizeof q, "schedule[%d].step", i - 1);
+			fail_pair(c, path, q, "schedule steps must increase");
 			goto fail;
 		}
 		prev = stage->step;
