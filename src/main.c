@@ -533,7 +533,8 @@ static int run(struct options *o)
 }
 
 #ifdef _OPENMP
-/* Whether OMP_NUM_THREADS asks for more threads than -j allows: every
+/* Whether OMP_NUM_THREADS asks for more threads than -j allows (without
+ * it, more cores than that are used up to the limit): every
  * thread has buffers of its own, and the runtime itself fails to start a
  * team of 100,000. Says so in one line (what, the fix). */
 static int env_threads_bad(const char *fix)
@@ -542,6 +543,11 @@ static int env_threads_bad(const char *fix)
 
 	if (n <= MAIN_THREADS_MAX)
 		return 0;
+	/* no variable: the runtime's default, all cores, which is capped */
+	if (getenv("OMP_NUM_THREADS") == NULL) {
+		omp_set_num_threads(MAIN_THREADS_MAX);
+		return 0;
+	}
 	mute_others(1);
 	fprintf(stderr, "boidsim: OMP_NUM_THREADS: %d threads, more than %d; %s\n", n,
 		MAIN_THREADS_MAX, fix);

@@ -113,13 +113,23 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
 				  "replaces and removes", o->checkpoint);
 	for (i = 0; i < 3; i++)
-		for (j = 0; j < 2; j++)
-			if (path[i] && in[j] && strcmp(path[i], "-") != 0 &&
-			    strcmp(in[j], "-") != 0 && same_file(path[i], in[j])) {
+		for (j = 0; j < 2; j++) {
+			if (!path[i] || !in[j] || strcmp(path[i], "-") == 0 || strcmp(in[j], "-") == 0)
+				continue;
+			if (same_file(path[i], in[j])) {
 				snprintf(msg, sizeof msg, "%s %s is %s, which the run reads",
 					 name[i], path[i], in_name[j]);
 				return bad_option(err, "%s", msg);
 			}
+			/* where an interrupted CSV or table of it goes */
+			snprintf(partial, sizeof partial, "%s.partial", path[i]);
+			if ((i == 1 || (i == 0 && fmt != TRAJ_BIN)) && same_file(partial, in[j])) {
+				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
+					 "interrupted run leaves the file of %s", name[i], path[i],
+					 in_name[j], in[j], partial, name[i]);
+				return bad_option(err, "%s", msg);
+			}
+		}
 	for (i = 0; i < 3; i++)
 		for (j = i + 1; j < 3; j++)
 			if (path[i] && path[j] && strcmp(path[i], "-") != 0 &&
@@ -536,8 +546,18 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 
 		d = traj_writer_close(w, st, err);
 		w = NULL;
-		if (d != 0)
+		if (d != 0) {
+			/* The metrics are whole: without a checkpoint to resume
+			 * from, they still take their name (its error, if any, is
+			 * the trajectory's second). */
+			struct util_err merr = {{0}};
+
+			if (met_ok && writer && on_disk == UINT64_MAX &&
+			    (stopped ? outfile_commit_partial(&mout, &merr) :
+				       outfile_commit(&mout, &merr)) != 0)
+				ctx_log(ctx, CTX_NORMAL, "%s", merr.msg);
 			goto failed;
+		}
 		t_out += util_seconds() - tw;
 		if (strcmp(o->output, "-") != 0)
 			ctx_log(ctx, CTX_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",

@@ -194,23 +194,29 @@ static void fail(const struct load_ctx *c, const char *path, const char *fmt, ..
 	fail_as(c, owner(c, path, 0), path, what);
 }
 
-/* A check of path against other (bounds.max[0] against bounds.min[0]): the
- * later override of either is the one to blame, so that --set
- * bounds.min[0]=40 is named when it passes the file's bounds.max[0]. */
+/* A check of path against other keys (bounds.max[0] against bounds.min[0];
+ * other2 NULL or a second one): the latest override of any of them is the
+ * one to blame, so that --set bounds.min[0]=40 is named when it passes the
+ * file's bounds.max[0]. */
 static void fail_pair(const struct load_ctx *c, const char *path, const char *other,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+		      const char *other2, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 static void fail_pair(const struct load_ctx *c, const char *path, const char *other,
-		      const char *fmt, ...)
+		      const char *other2, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
-	int a = owner(c, path, 0), b = owner(c, other, 1);
+	int a = owner(c, path, 0), b = owner(c, other, 1), e = other2 ? owner(c, other2, 1) : -1;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	fail_as(c, a > b ? a : b, path, what);
+	if (b > a)
+		a = b;
+	if (e > a)
+		a = e;
+	fail_as(c, a, path, what);
 }
 
 /* ---- "did you mean" ------------------------------------------------------ */
@@ -408,7 +414,7 @@ static int read_interval(const struct load_ctx *c, const cJSON *root, const char
 	    check_real(c, cJSON_GetArrayItem(n, 1), p1, lo, 0, hi, &v[1]))
 		return -1;
 	if (v[1] < v[0]) {
-		fail(c, p1, "must be at least %s (%g)", p0, v[0]);
+		fail_pair(c, p1, p0, NULL, "must be at least %s (%g)", p0, v[0]);
 		return -1;
 	}
 	*out_lo = v[0];
@@ -518,7 +524,9 @@ bad:
 static int valid_utf8(const unsigned char *s, size_t len, size_t *bad);
 static int nul_escape(const char *t, size_t len, size_t *at);
 
-static int apply_override(const struct load_ctx *c, cJSON *root, const char *text)
+/* label: what the user typed when it was not --set (--seed 7), or NULL. */
+static int apply_override(const struct load_ctx *c, cJSON *root, const char *text,
+			  const char *label)
 {
 	const char *eq = strchr(text, '=');
 	char path[256], *seg, *save = NULL;
@@ -549,8 +557,12 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 	value = cJSON_ParseWithOpts(eq + 1, NULL, 1);
 	if (value && nul_escape(eq + 1, strlen(eq + 1), &bad)) {
 		cJSON_Delete(value);
-		util_err_set(c->err, "--set %s: \\u0000 in a string at byte %zu: NUL is not "
-			     "allowed", text, (size_t)(eq + 1 - text) + bad + 1);
+		if (label)
+			util_err_set(c->err, "%s: \\u0000 in a string at byte %zu of the value: "
+				     "NUL is not allowed", label, bad + 1);
+		else
+			util_err_set(c->err, "--set %s: \\u0000 in a string at byte %zu: NUL is "
+				     "not allowed", text, (size_t)(eq + 1 - text) + bad + 1);
 		return -1;
 	}
 	if (value == NULL) /* a bare word such as reflect */
@@ -796,7 +808,10 @@ static int parse_attractors(const struct load_ctx *c, const cJSON *root, struct 
 			if (uint_node(c, st, sub, 0, SCENARIO_INT_MAX, &at->steps[k]) != 0)
 				return -1;
 			if (k > 0 && at->steps[k] <= at->steps[k - 1]) {
-				fail(c, sub, "waypoint steps must increase");
+				char q[sizeof sub];
+
+				snprintf(q, sizeof q, "%s.waypoints[%d].step", path, k - 1);
+				fail_pair(c, sub, q, NULL, "waypoint steps must increase");
 				return -1;
 			}
 			snprintf(sub, sizeof sub, "%s.waypoints[%d].position", path, k);
@@ -888,8 +903,11 @@ static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJS
 		OB_FIELD("max", ob.b);
 		for (k = 0; k < sc->dims; k++)
 			if (!(ob.b[k] > ob.a[k])) {
+				char q[sizeof sub];
+
 				snprintf(sub, sizeof sub, "%s.max[%d]", path, k);
-				fail(c, sub, "must be greater than min[%d]", k);
+				snprintf(q, sizeof q, "%s.min[%d]", path, k);
+				fail_pair(c, sub, q, NULL, "must be greater than min[%d]", k);
 				return -1;
 			}
 	} else if (strcmp(type->valuestring, "segment") == 0) {
@@ -967,16 +985,18 @@ static int read_region(const struct load_ctx *c, const cJSON *node, const char *
 			char q[64];
 
 			snprintf(q, sizeof q, "%s.min[%d]", path, d);
-			fail_pair(c, p, q, "must be at least %s.min[%d] (%g)", path, d, lo[d]);
+			fail_pair(c, p, q, NULL, "must be at least %s.min[%d] (%g)", path, d,
+				  lo[d]);
 			return -1;
 		}
 		if ((sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_REFLECT) &&
 		    (lo[d] < sc->bmin[d] || hi[d] > sc->bmax[d])) {
 			if (lo[d] < sc->bmin[d])
 				snprintf(p, sizeof p, "%s.min[%d]", path, d);
-			fail(c, p, "the region must lie inside the bounds box under %s "
-			     "(axis %d: %g to %g)", scenario_mode_name(sc->mode), d,
-			     sc->bmin[d], sc->bmax[d]);
+			fail_pair(c, p, "bounds.min", "bounds.max",
+				  "the region must lie inside the bounds box under %s "
+				  "(axis %d: %g to %g)", scenario_mode_name(sc->mode), d,
+				  sc->bmin[d], sc->bmax[d]);
 			return -1;
 		}
 	}
@@ -994,8 +1014,9 @@ static int check_inside(const struct load_ctx *c, const char *path, const struct
 		return 0;
 	for (d = 0; d < sc->dims; d++)
 		if (x[d] - pad < sc->bmin[d] || x[d] + pad > sc->bmax[d]) {
-			fail(c, path, "must lie inside the bounds box under %s (axis %d: %g to %g)",
-			     scenario_mode_name(sc->mode), d, sc->bmin[d], sc->bmax[d]);
+			fail_pair(c, path, "bounds.min", "bounds.max",
+				  "must lie inside the bounds box under %s (axis %d: %g to %g)",
+				  scenario_mode_name(sc->mode), d, sc->bmin[d], sc->bmax[d]);
 			return -1;
 		}
 	return 0;
@@ -1153,7 +1174,7 @@ static int parse_start(const struct load_ctx *c, const cJSON *root, struct scena
 				&sc->start_speed_hi))
 		return -1;
 	if (sp && (sc->start_speed_lo < sc->speed_min || sc->start_speed_hi > sc->speed_max)) {
-		fail_pair(c, "start.speed", "speed",
+		fail_pair(c, "start.speed", "speed.min", "speed.max",
 			  "must lie within [speed.min, speed.max] ([%g, %g])", sc->speed_min,
 			  sc->speed_max);
 		return -1;
@@ -1266,8 +1287,8 @@ static int parse_population(const struct load_ctx *c, const cJSON *root, struct 
 			char q[64];
 
 			snprintf(q, sizeof q, "population[%d].step", i - 2);
-			fail_pair(c, sub, q, "population steps must not decrease (previous %" PRIu64
-				  ")", prev);
+			fail_pair(c, sub, q, NULL,
+				  "population steps must not decrease (previous %" PRIu64 ")", prev);
 			return -1;
 		}
 		prev = ev->step;
@@ -1502,7 +1523,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 			char q[64];
 
 			snprintf(q, sizeof q, "schedule[%d].step", i - 1);
-			fail_pair(c, path, q, "schedule steps must increase");
+			fail_pair(c, path, q, NULL, "schedule steps must increase");
 			goto fail;
 		}
 		prev = stage->step;
@@ -1544,7 +1565,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 			sub.file = file;
 			sub.ov = &ov;
 			sub.n_ov = 0;
-			if (apply_override(&sub, work, text) != 0) {
+			if (apply_override(&sub, work, text, NULL) != 0) {
 				free(text);
 				goto fail;
 			}
@@ -1650,7 +1671,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		return -1;
 	}
 	if (sc->speed_min > sc->speed_max) {
-		fail_pair(c, "speed.min", "speed.max", "must not exceed speed.max (%g)",
+		fail_pair(c, "speed.min", "speed.max", NULL, "must not exceed speed.max (%g)",
 			  sc->speed_max);
 		return -1;
 	}
@@ -1666,7 +1687,8 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 			char q[32];
 
 			snprintf(q, sizeof q, "bounds.min[%d]", d);
-			fail_pair(c, p, q, "must be greater than bounds.min[%d] (%g)", d, sc->bmin[d]);
+			fail_pair(c, p, q, NULL, "must be greater than bounds.min[%d] (%g)", d,
+				  sc->bmin[d]);
 			return -1;
 		}
 		if (sc->bmax[d] - sc->bmin[d] < side_min)
@@ -1698,7 +1720,8 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 					char q[48];
 
 					snprintf(q, sizeof q, "target.wander.min[%d]", d);
-					fail_pair(c, p, q, "must be greater than target.wander.min[%d]", d);
+					fail_pair(c, p, q, NULL,
+						  "must be greater than target.wander.min[%d]", d);
 					return -1;
 				}
 		}
@@ -1985,7 +2008,7 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		goto out;
 	}
 	for (i = 0; i < (size_t)n_ov; i++)
-		if (apply_override(&c, root, ov[i].text) != 0)
+		if (apply_override(&c, root, ov[i].text, ov[i].label) != 0)
 			goto out;
 	if (validate(&c, root, sc) != 0) {
 		scenario_free(sc);
