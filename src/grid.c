@@ -14,42 +14,46 @@
 #include <omp.h>
 #endif
 
-/* The gather at the end of a build (below) stores past the cache, with
- * x86's MOVNTI: each destination line is written whole and in order, and
- * the next read of it is the neighbour loop's, over arrays (20 MB at a
- * million boids in 2D) larger than this cache level. A plain store reads
- * the line before writing it (write-allocate), a third of the gather's
- * memory traffic, which bounds the build on two threads. Measured, pinned,
- * 2D 1M, 11 steps: the grid build 0.126 -> 0.106 s on two threads, 0.197
- * -> 0.188 s on one (docs/PERFORMANCE.md). The bits are moved, not
- * computed, so results are the same; elsewhere the stores are plain. Such
- * stores are weakly ordered: grid_stream_fence orders them before the
- * end of the parallel region makes them visible to other threads. */
+/* The gather at the end of a build (below) stores past the cache, a whole
+ * line at a time: each thread fills 64 bytes of every destination array on
+ * its stack and writes the line with x86's non-temporal MOVNTDQ. The next
+ * read of it is the neighbour loop's, over arrays (20 MB at a million boids
+ * in 2D) larger than this cache level, and a plain store reads the line
+ * before writing it (write-allocate), a third of the gather's traffic.
+ * Values stored past the cache one by one (MOVNTI, 4 bytes) depend on the
+ * CPU's write-combining buffers to make lines of them: measured on one VM
+ * 0.126 -> 0.106 s for the build against plain stores, on another 4x
+ * slower than plain stores (docs/PERFORMANCE.md, 2026-12-04). The bits
+ * are moved, not computed, so results are the same; elsewhere the stores
+ * are plain. Such stores are weakly ordered: grid_stream_fence orders
+ * them before the end of the parallel region makes them visible to other
+ * threads. */
+#define GRID_LINE 16 /* values of 4 bytes in a line of 64 */
+static inline int grid_line_aligned(const void *p)
+{
+	return ((uintptr_t)p & 63) == 0;
+}
 #ifdef __SSE2__
 #include <emmintrin.h>
-static inline void grid_stream_u32(uint32_t *d, uint32_t x)
+/* 64 bytes, src and dst aligned to 64 */
+static inline void grid_stream_line(void *dst, const void *src)
 {
-	_mm_stream_si32((int *)d, (int)x);
-}
-static inline void grid_stream_f32(float *d, float x)
-{
-	int b;
+	const __m128i *in = src;
+	__m128i *out = dst;
 
-	memcpy(&b, &x, sizeof b);
-	_mm_stream_si32((int *)d, b);
+	_mm_stream_si128(out, _mm_load_si128(in));
+	_mm_stream_si128(out + 1, _mm_load_si128(in + 1));
+	_mm_stream_si128(out + 2, _mm_load_si128(in + 2));
+	_mm_stream_si128(out + 3, _mm_load_si128(in + 3));
 }
 static inline void grid_stream_fence(void)
 {
 	_mm_sfence();
 }
 #else
-static inline void grid_stream_u32(uint32_t *d, uint32_t x)
+static inline void grid_stream_line(void *dst, const void *src)
 {
-	*d = x;
-}
-static inline void grid_stream_f32(float *d, float x)
-{
-	*d = x;
+	memcpy(dst, src, 64);
 }
 static inline void grid_stream_fence(void)
 {
@@ -440,6 +444,9 @@ static void build(struct grid *g, struct flock *f, int plan, const size_t (*cell
 			uint32_t *restrict id_next = f->id_next;
 			const float *restrict p[3], *restrict v[3];
 			float *restrict pn[3], *restrict vn[3];
+			const size_t nl = (n + GRID_LINE - 1) / GRID_LINE;
+			size_t b;
+			int lines = grid_line_aligned(id_next);
 
 			for (d = 0; d < 3; d++) {
 				p[d] = f->pos[d < dims ? d : 0];
@@ -447,21 +454,48 @@ static void build(struct grid *g, struct flock *f, int plan, const size_t (*cell
 				pn[d] = f->pos_next[d < dims ? d : 0];
 				vn[d] = f->vel_next[d < dims ? d : 0];
 			}
+			for (d = 0; d < dims; d++)
+				lines &= grid_line_aligned(pn[d]) && grid_line_aligned(vn[d]);
 			/* nowait: nothing in this region reads what it writes;
 			 * the region's end is the barrier, after the fence */
 			#pragma omp for schedule(static) nowait
-			for (i = 0; i < n; i++) {
-				const size_t src = key[i];
+			for (b = 0; b < nl; b++) {
+				const size_t i0 = b * GRID_LINE;
+				_Alignas(64) float tp[3][GRID_LINE], tv[3][GRID_LINE];
+				_Alignas(64) uint32_t ti[GRID_LINE];
+				size_t j;
 
-				grid_stream_f32(&pn[0][i], p[0][src]);
-				grid_stream_f32(&pn[1][i], p[1][src]);
-				grid_stream_f32(&vn[0][i], v[0][src]);
-				grid_stream_f32(&vn[1][i], v[1][src]);
-				if (dims == 3) {
-					grid_stream_f32(&pn[2][i], p[2][src]);
-					grid_stream_f32(&vn[2][i], v[2][src]);
+				/* the flock's last, partial line (and every line,
+				 * should an array not start on one) */
+				if (n - i0 < GRID_LINE || !lines) {
+					for (i = i0; i < n && i < i0 + GRID_LINE; i++) {
+						const size_t src = key[i];
+
+						for (d = 0; d < dims; d++) {
+							pn[d][i] = p[d][src];
+							vn[d][i] = v[d][src];
+						}
+						id_next[i] = id[src];
+					}
+					continue;
 				}
-				grid_stream_u32(&id_next[i], id[src]);
+				/* (in 2D, index 2 reads axis 0 again, unused) */
+				for (j = 0; j < GRID_LINE; j++) {
+					const size_t src = key[i0 + j];
+
+					tp[0][j] = p[0][src];
+					tp[1][j] = p[1][src];
+					tp[2][j] = p[2][src];
+					tv[0][j] = v[0][src];
+					tv[1][j] = v[1][src];
+					tv[2][j] = v[2][src];
+					ti[j] = id[src];
+				}
+				for (d = 0; d < dims; d++) {
+					grid_stream_line(&pn[d][i0], tp[d]);
+					grid_stream_line(&vn[d][i0], tv[d]);
+				}
+				grid_stream_line(&id_next[i0], ti);
 			}
 		}
 		/* A loop of its own, so the loop above is the same without. */
@@ -470,10 +504,10 @@ static void build(struct grid *g, struct flock *f, int plan, const size_t (*cell
 			for (i = 0; i < n; i++) {
 				size_t src = g->key[i];
 
-				grid_stream_f32(&f->hue_next[0][i], f->hue[0][src]);
-				grid_stream_f32(&f->hue_next[1][i], f->hue[1][src]);
+				f->hue_next[0][i] = f->hue[0][src];
+				f->hue_next[1][i] = f->hue[1][src];
 				if (f->hue_fields == 3)
-					grid_stream_f32(&f->hue_next[2][i], f->hue[2][src]);
+					f->hue_next[2][i] = f->hue[2][src];
 			}
 		}
 		grid_stream_fence();
