@@ -10,66 +10,23 @@
 
 #include <math.h>
 
-/* Taylor series of sin and cos for |y| <= 1 (Abramowitz & Stegun 4.3.65,
- * 4.3.66), Horner form, terms to y^17 and y^18: truncation below 1e-17. */
-static void sincos_small(double y, double *s, double *c)
-{
-	double y2 = y * y;
-
-	*s = y * (1.0 + y2 * (-1.0 / 6 + y2 * (1.0 / 120 + y2 * (-1.0 / 5040 +
-	     y2 * (1.0 / 362880 + y2 * (-1.0 / 39916800 + y2 * (1.0 / 6227020800.0 +
-	     y2 * (-1.0 / 1307674368000.0 + y2 * (1.0 / 355687428096000.0)))))))));
-	*c = 1.0 + y2 * (-0.5 + y2 * (1.0 / 24 + y2 * (-1.0 / 720 + y2 * (1.0 / 40320 +
-	     y2 * (-1.0 / 3628800 + y2 * (1.0 / 479001600 + y2 * (-1.0 / 87178291200.0 +
-	     y2 * (1.0 / 20922789888000.0 + y2 * (-1.0 / 6402373705728000.0)))))))));
-}
+#define DM_T double
+#define DM_M int
+#define DM_(name) detmath_k_##name
+#define DM_SQRT(x) sqrt(x)
+#define DM_ABS(x) fabs(x)
+#define DM_SEL(m, a, b) ((m) ? (a) : (b))
+#define DM_TARGET
+#include "detmath_kernels.h"
 
 void detmath_sincos(double x, double *s, double *c)
 {
-	double sh, ch;
-
-	/* Halve twice (exact), then the double-angle formulas twice. */
-	sincos_small(x * 0.25, &sh, &ch);
-	*s = 2.0 * sh * ch;
-	*c = (ch - sh) * (ch + sh);
-	sh = *s;
-	ch = *c;
-	*s = 2.0 * sh * ch;
-	*c = (ch - sh) * (ch + sh);
-}
-
-/* atan(t) for 0 <= t <= 1: three exact-formula halvings,
- * atan(t) = 2 atan(t / (1 + sqrt(1 + t^2))), bring t to at most
- * tan(pi/32) < 0.0985, where the Taylor series (A&S 4.4.42) to t^19 is
- * exact to below 1e-20; the factor 8 is exact. */
-static double atan_unit(double t)
-{
-	double t2;
-	int k;
-
-	for (k = 0; k < 3; k++)
-		t = t / (1.0 + sqrt(1.0 + t * t));
-	t2 = t * t;
-	return 8.0 * (t * (1.0 + t2 * (-1.0 / 3 + t2 * (1.0 / 5 + t2 * (-1.0 / 7 +
-	       t2 * (1.0 / 9 + t2 * (-1.0 / 11 + t2 * (1.0 / 13 + t2 * (-1.0 / 15 +
-	       t2 * (1.0 / 17 + t2 * (-1.0 / 19)))))))))));
+	detmath_k_sincos(x, s, c);
 }
 
 double detmath_atan2(double y, double x)
 {
-	double ax = fabs(x), ay = fabs(y), a;
-
-	if (ax == 0.0 && ay == 0.0)
-		return 0.0;
-	/* The octant first: the ratio of the smaller to the larger is in
-	 * [0, 1]; then the quadrant by reflections (pi rounded once). */
-	if (ay <= ax)
-		a = atan_unit(ay / ax);
-	else
-		a = DETMATH_PI / 2 - atan_unit(ax / ay);
-	if (x < 0.0)
-		a = DETMATH_PI - a;
-	return y < 0.0 ? -a : a;
+	return detmath_k_atan2(y, x);
 }
 
 double detmath_log(double x)

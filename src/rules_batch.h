@@ -92,6 +92,28 @@ RB_(slots)(const float *x, int nb, size_t k)
 
 #define RB_ACC(field) offsetof(struct rules_acc, field)
 
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vabs)(RB_(vd) x)
+{
+	return (RB_(vd))((RB_(vl))x & INT64_MAX);
+}
+
+/* detmath's sincos and atan2 on RB_W lanes, each the scalar's bits */
+#define DM_T RB_(vd)
+#define DM_M RB_(vl)
+#define DM_(name) RB_(dm_##name)
+#define DM_SQRT(x) RB_(vsqrt)(x)
+#define DM_ABS(x) RB_(vabs)(x)
+#define DM_SEL(m, a, b) RB_(vsel)(m, a, b)
+#define DM_TARGET RB_TARGET
+#include "detmath_kernels.h"
+#undef DM_T
+#undef DM_M
+#undef DM_
+#undef DM_SQRT
+#undef DM_ABS
+#undef DM_SEL
+#undef DM_TARGET
+
 /* The batch's new positions and velocities along axis d into slots k ..
  * k+nb-1, as integrate_finish does without obstacles (bounds_apply):
  * positions wrapped under wrap (bounds_wrap1), else rounded. Under wrap
@@ -297,7 +319,7 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 /* slerp_update for the case of p->fast_slerp (no target, return rule,
  * obstacles, attractors or predators; wrap or no bounds), each lane the
  * scalar code's operations in its order, the slerp angle's atan2 and
- * sincos (detmath) lane by lane. Returns 0, having written nothing, where
+ * sincos too (detmath_kernels.h). Returns 0, having written nothing, where
  * a boid stands still or turns from a heading exactly toward or away from
  * its goal (the scalar code's special cases). */
 RB_TARGET static inline __attribute__((always_inline)) int
@@ -349,15 +371,9 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	for (l = 0; l < RB_W; l++)
 		if (turn[l] && !(sn[l] > 1e-12))
 			return 0;
-	s1 = c1 = zero;
-	for (l = 0; l < RB_W; l++)
-		if (turn[l]) {
-			double sl, cl; /* a vector's element has no address in clang */
-
-			detmath_sincos(tf * detmath_atan2(sn[l], cs[l]), &sl, &cl);
-			s1[l] = sl;
-			c1[l] = cl;
-		}
+	RB_(dm_sincos)(tf * RB_(dm_atan2)(sn, cs), &s1, &c1);
+	s1 = RB_(vsel)(turn, s1, zero);
+	c1 = RB_(vsel)(turn, c1, zero);
 	n2 = zero;
 	for (d = 0; d < dims; d++) {
 		u[d] = RB_(vsel)(turn, c1 * u[d] + s1 * (e[d] / sn), u[d]);

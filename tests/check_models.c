@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check_suites.h"
 #include "detmath.h"
 #include "metrics.h"
@@ -281,6 +282,86 @@ START_TEST(test_detmath_atan2)
 }
 END_TEST
 
+/* detmath_kernels.h as the batch update uses it, on vectors of 4 doubles:
+ * every lane has the bits of the scalar functions, at the special points
+ * (zeros of both signs, infinities, NaN, subnormals, the diagonal) and on
+ * random pairs at every scale. */
+typedef double tm_vd __attribute__((vector_size(32)));
+typedef int64_t tm_vl __attribute__((vector_size(32)));
+static inline tm_vd tm_vsqrt(tm_vd x)
+{
+	int l;
+
+	for (l = 0; l < 4; l++)
+		x[l] = sqrt(x[l]);
+	return x;
+}
+static inline tm_vd tm_vsel(tm_vl m, tm_vd a, tm_vd b)
+{
+	return (tm_vd)(((tm_vl)a & m) | ((tm_vl)b & ~m));
+}
+#define DM_T tm_vd
+#define DM_M tm_vl
+#define DM_(name) tm_dm_##name
+#define DM_SQRT(x) tm_vsqrt(x)
+#define DM_ABS(x) ((tm_vd)((tm_vl)(x) & INT64_MAX))
+#define DM_SEL(m, a, b) tm_vsel(m, a, b)
+#define DM_TARGET
+#include "detmath_kernels.h"
+
+static int same_bits(double a, double b)
+{
+	return memcmp(&a, &b, sizeof a) == 0;
+}
+
+START_TEST(test_detmath_vector_lanes)
+{
+	static const double V[] = {0.0, -0.0, 1.0, -1.0, 0x1p-1074, -0x1p-1074, 1e-300,
+				   3.0, -4.0, 1e300, -1e300, INFINITY, -INFINITY, NAN,
+				   0x1.fffffffffffffp-1, 2.5};
+	const size_t nv = sizeof V / sizeof V[0];
+	uint32_t r[4];
+	size_t i, bad = 0, tried = 0;
+	int l;
+
+	for (i = 0; i < nv * nv + 100000; i += 4) {
+		tm_vd y, x, a, s, c, ang;
+
+		for (l = 0; l < 4; l++) {
+			size_t k = i + (size_t)l;
+
+			if (k < nv * nv) {
+				y[l] = V[k / nv];
+				x[l] = V[k % nv];
+			} else {
+				rng_draw4(5, RNG_NOISE, 0, (uint32_t)k, 9, r);
+				y[l] = (2.0 * rng_unit(r[0], 0) - 1.0) * ldexp(1.0, (int)(r[2] % 120) - 60);
+				x[l] = (2.0 * rng_unit(r[1], 0) - 1.0) * ldexp(1.0, (int)(r[3] % 120) - 60);
+			}
+			ang[l] = fmod(y[l], 4.0);
+			if (!isfinite(ang[l]))
+				ang[l] = 0.5;
+		}
+		a = tm_dm_atan2(y, x);
+		tm_dm_sincos(ang, &s, &c);
+		for (l = 0; l < 4; l++) {
+			double ss, cc;
+
+			detmath_sincos(ang[l], &ss, &cc);
+			tried++;
+			if (!same_bits(a[l], detmath_atan2(y[l], x[l])) || !same_bits(s[l], ss) ||
+			    !same_bits(c[l], cc)) {
+				if (bad++ < 5)
+					fprintf(stderr, "lane %d: atan2(%a, %a) = %a, scalar %a\n", l,
+						y[l], x[l], a[l], detmath_atan2(y[l], x[l]));
+			}
+		}
+	}
+	ck_assert_msg(bad == 0, "%zu of %zu lanes differ from the scalar functions", bad, tried);
+	ck_assert_uint_gt(tried, nv * nv);
+}
+END_TEST
+
 /* Metrics of configurations whose values are known by construction. */
 START_TEST(test_metrics_known)
 {
@@ -369,6 +450,7 @@ Suite *models_suite(void)
 	tcase_add_loop_test(tc, test_turn_limit, 0, 3);
 	tcase_add_test(tc, test_detmath);
 	tcase_add_test(tc, test_detmath_atan2);
+	tcase_add_test(tc, test_detmath_vector_lanes);
 	tcase_add_test(tc, test_metrics_known);
 	tcase_add_test(tc, test_unused_keys_noted);
 	suite_add_tcase(s, tc);
