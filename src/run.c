@@ -106,12 +106,35 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	const char *in_name[2] = {"the scenario", "start.file"};
 	const char *in[2] = {o->scenario, sc->start_file};
 	char msg[4 * 4096], partial[4096];
-	struct stat st;
+	struct stat st, in_st;
 	int i, j;
 
 	if (o->checkpoint && stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))
 		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
 				  "replaces and removes", o->checkpoint);
+	/* A scenario read from standard input that is a file (boidsim - <
+	 * FILE) has no name to compare: the file itself is compared. */
+	if (o->scenario && strcmp(o->scenario, "-") == 0 && fstat(STDIN_FILENO, &in_st) == 0 &&
+	    S_ISREG(in_st.st_mode))
+		for (i = 0; i < 3; i++) {
+			if (!path[i] || strcmp(path[i], "-") == 0)
+				continue;
+			snprintf(partial, sizeof partial, "%s.partial", path[i]);
+			for (j = 0; j < 2; j++) {
+				const char *pj = j == 0 ? path[i] : partial;
+
+				if ((j == 1 && !(i == 1 || (i == 0 && fmt != TRAJ_BIN))) ||
+				    stat(pj, &st) != 0 || st.st_dev != in_st.st_dev ||
+				    st.st_ino != in_st.st_ino)
+					continue;
+				if (j == 0)
+					return bad_option(err, "%s %s is the scenario (standard input), "
+							  "which the run reads", name[i], path[i]);
+				return bad_option(err, "%s %s and the scenario (standard input) clash: "
+						  "%s is where an interrupted run leaves the file of %s",
+						  name[i], path[i], partial, name[i]);
+			}
+		}
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < 2; j++) {
 			if (!path[i] || !in[j] || strcmp(path[i], "-") == 0 || strcmp(in[j], "-") == 0)
