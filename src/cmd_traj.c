@@ -103,8 +103,9 @@ static const char *reason(const struct util_err *err, const char *name)
 {
 	size_t n = strlen(name);
 
-	return strncmp(err->msg, name, n) == 0 && err->msg[n] == ':' ? err->msg + n + 2 :
-	       err->msg;
+	/* "NAME: what" loses the name; "NAME:LINE: what" keeps it with the line */
+	return strncmp(err->msg, name, n) == 0 && err->msg[n] == ':' && err->msg[n + 1] == ' ' ?
+	       err->msg + n + 2 : err->msg;
 }
 
 /* What the frames of a file with agents held: the fewest and most agents
@@ -691,9 +692,10 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
-	/* A binary copy of an unfinished run says so too. */
-	if (h->format == TRAJ_BIN && fmt == TRAJ_BIN &&
-	    (!traj_reader_ended(r, &st) || st != TRAJ_COMPLETE))
+	/* A binary copy of an unfinished run says so too, and so does one
+	 * that lost frames of its input (a cut CSV, a damaged frame). */
+	if (fmt == TRAJ_BIN && (lost || (h->format == TRAJ_BIN &&
+					 (!traj_reader_ended(r, &st) || st != TRAJ_COMPLETE))))
 		st = TRAJ_INTERRUPTED;
 	if (fmt != TRAJ_BIN)
 		st = TRAJ_COMPLETE;
