@@ -316,10 +316,22 @@ static int check_object(const struct load_ctx *c, const cJSON *obj,
 					return -1;
 			}
 		} else if (k->kind == SKEY_FREE) {
+			const cJSON *a, *b;
+			char key[300];
+
 			if (!cJSON_IsObject(it)) {
 				fail(c, sub, "must be an object");
 				return -1;
 			}
+			/* its keys are checked where they are read, but a
+			 * repeated one would be read twice, the last winning */
+			for (a = it->child; a; a = a->next)
+				for (b = it->child; b != a; b = b->next)
+					if (strcmp(a->string, b->string) == 0) {
+						snprintf(key, sizeof key, "%s.%s", sub, a->string);
+						fail(c, key, "duplicate key");
+						return -1;
+					}
 		} else if (k->sub && check_object(c, it, k->sub, sub) != 0) {
 			return -1;
 		}
