@@ -1578,6 +1578,20 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 			sub.ov = &ov;
 			sub.n_ov = 0;
 			if (apply_override(&sub, work, text, NULL) != 0) {
+				/* apply_override's own messages name a --set
+				 * KEY=VALUE: this one is the schedule's key */
+				const size_t tl = strlen(text);
+
+				if (strncmp(c->err->msg, "--set ", 6) == 0 &&
+				    strncmp(c->err->msg + 6, text, tl) == 0 &&
+				    strncmp(c->err->msg + 6 + tl, ": ", 2) == 0) {
+					char *rest = strdup(c->err->msg + 6 + tl + 2);
+
+					if (rest)
+						util_err_set(c->err, "%s: schedule[%d].set.%s: %s", c->file,
+							     i, kv->string, rest);
+					free(rest);
+				}
 				free(text);
 				goto fail;
 			}
