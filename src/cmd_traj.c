@@ -692,6 +692,16 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;
 	}
+	/* A CSV's count is its frames', so one of no frames could not be read
+	 * back: refused, where a binary file of none is a valid file. */
+	if (written == 0 && fmt != TRAJ_BIN) {
+		fprintf(stderr, "boidsim: %s: no frames to write%s; a CSV of none could not be "
+			"read back%s\n", out,
+			frames || ids_arg ? " (--frames or --ids selected none)" : "",
+			strcmp(out, "-") != 0 ? ", so nothing was written" : "");
+		status = EXIT_USAGE;
+		goto out;
+	}
 	/* A binary copy of an unfinished run says so too, and so does one
 	 * that lost frames of its input (a cut CSV, a damaged frame). */
 	if (fmt == TRAJ_BIN && (lost || (h->format == TRAJ_BIN &&
