@@ -487,7 +487,10 @@ static int run(struct options *o)
 	char generator[64];
 	int status;
 
-	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
+	/* Brute force sums the neighbours in another order, so other bits: its
+	 * files say so, and a checkpoint of one resumes only as one. */
+	snprintf(generator, sizeof generator, "boidsim %s%s", PACKAGE_VERSION,
+		 o->ro.search == SIM_BRUTE ? " (neighbours brute)" : "");
 	o->ro.ov = o->ov;
 	o->ro.n_ov = o->n_ov;
 	o->ro.generator = generator;
