@@ -128,6 +128,7 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 	reduce_fold_begin(f->reduce, acc, NSUMS);
 	for (k = 0; k < f->n; k++) {
 		double v[3] = {0, 0, 0}, r[3] = {0, 0, 0}, v2 = 0, rr = 0, sp;
+		int off = 0; /* whether r is more than the centroid's rounding */
 
 		for (d = 0; d < dims; d++) {
 			v[d] = f->vel[d][k];
@@ -140,6 +141,12 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 					r[d] += b->len[d];
 			}
 			rr += r[d] * r[d];
+			/* Within the binary32 spacing of the position, the offset
+			 * is the centroid's rounding, not a direction: a lone boid
+			 * under wrap is 1e-15 from its circular mean, whose unit
+			 * vector would give it a milling of 1. */
+			off |= fabs(r[d]) > ldexp(fabs((double)f->pos[d][k]) +
+						  fabs(row->centroid[d]), -24);
 		}
 		sp = sqrt(v2);
 		acc[SPEED] += sp;
@@ -149,7 +156,7 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 			for (d = 0; d < dims; d++)
 				pol[d] += v[d] / sp;
 			/* milling: r_ic x v_i with both unit vectors (Couzin 2002) */
-			if (rr > 0.0) {
+			if (rr > 0.0 && off) {
 				double ir = 1.0 / sqrt(rr), iv = 1.0 / sp;
 
 				mill[2] += (r[0] * v[1] - r[1] * v[0]) * ir * iv;

@@ -413,6 +413,24 @@ START_TEST(test_metrics_known)
 	metrics_free(&m);
 	sim_free(&s);
 	scenario_free(&sc);
+	/* A lone boid under wrap sits at its circular mean but for rounding
+	 * (about 1e-15): no offset, so no milling, wherever it is. */
+	load_ok("{\"count\": 1, \"steps\": 1, \"bounds\": {\"min\": [0, 0], \"max\": [10, 10]}}",
+		&sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
+	ck_assert_int_eq(metrics_init(&m, 1, &err), 0);
+	for (k = 0; k < 50; k++) {
+		s.flock.pos[0][0] = (float)(0.173 * (double)k + 0.01);
+		s.flock.pos[1][0] = (float)(9.9 - 0.191 * (double)k);
+		s.flock.vel[0][0] = 0.3f;
+		s.flock.vel[1][0] = -0.7f;
+		sim_measure(&s, &m, &row);
+		ck_assert_msg(row.milling == 0.0, "a lone boid at (%g, %g) mills %g",
+			      (double)s.flock.pos[0][0], (double)s.flock.pos[1][0], row.milling);
+	}
+	metrics_free(&m);
+	sim_free(&s);
+	scenario_free(&sc);
 }
 END_TEST
 
