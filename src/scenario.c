@@ -2040,6 +2040,26 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		scenario_free(sc);
 		goto out;
 	}
+	/* The effective scenario, defaults filled in and formatted, is what
+	 * --check prints and a trajectory embeds: it must load again, so it
+	 * must fit the same limit. (Text of a sixteenth of it cannot grow so
+	 * much: the defaults add a few kilobytes, the formatting about 2x.) */
+	if (len > SCENARIO_FILE_MAX / 16) {
+		char *eff = scenario_to_json(sc);
+		size_t elen = eff ? strlen(eff) : 0;
+
+		free(eff);
+		if (eff == NULL || elen > SCENARIO_FILE_MAX) {
+			if (eff == NULL)
+				util_err_set(err, "%s: out of memory", name);
+			else
+				util_err_set(err, "%s: the effective scenario (every default filled "
+					     "in, formatted) would be %zu bytes, more than the %u a "
+					     "scenario may have", name, elen, SCENARIO_FILE_MAX);
+			scenario_free(sc);
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	cJSON_Delete(root);
