@@ -59,6 +59,9 @@ struct rules_params {
 	 * attractors (slerp: nor a target); wrap or no bounds (blend_batch,
 	 * slerp_batch). */
 	int fast_blend, fast_slerp;
+	/* And simple and accelerate, under fast_batch's conditions
+	 * (simple_batch). */
+	int fast_simple;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;

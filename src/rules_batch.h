@@ -195,46 +195,42 @@ RB_(steer_batch)(const struct rules_params *p, int dims, double w, RB_(vl) on,
 	}
 }
 
-/* dims is a constant in each caller, so the loops over it unroll and
- * the vectors stay in registers (measured: this update took a third of
- * a 2D run's time with dims read at run time). */
+/* The inputs of the velocity models' batches: the boids' velocities and
+ * positions, the accelerations cleared, the three counts. Lanes past nb
+ * repeat the last boid and are not stored; the arrays' members past dims
+ * are never read, and left unset (set, gcc 12 kept the arrays in memory
+ * and cleared them with rep stos: 3% of the AVX2 update). */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-	     size_t k,
-	const float *const pos[3], const float *const vel[3], float *const pos_out[3],
-	float *const vel_out[3], const int dims)
+RB_(batch_inputs)(const struct rules_acc acc[RB_W], int nb, size_t k,
+		  const float *const pos[3], const float *const vel[3], RB_(vd) v0[3],
+		  RB_(vd) x0[3], RB_(vd) a[3], RB_(vd) *nsep, RB_(vd) *nali, RB_(vd) *ncoh,
+		  const int dims)
 {
 	const RB_(vd) zero = {0};
-	const double smax = p->speed_max, smin = p->ip.speed_min, dt = p->ip.dt;
-	RB_(vd) v0[3], x0[3], des[3], a[3];
-	RB_(vd) v[3], nsep = zero, nali = zero, ncoh = zero, s2 = zero, s, o2 = zero, scale;
 	int d;
 
-	/* lanes past nb repeat the last boid and are not stored; the arrays'
-	 * members past dims are never read, and left unset (set, gcc 12 kept
-	 * the arrays in memory and cleared them with rep stos: 3% of the AVX2
-	 * update) */
 	for (d = 0; d < dims; d++) {
 		a[d] = zero;
 		v0[d] = RB_(slots)(vel[d], nb, k);
 		x0[d] = RB_(slots)(pos[d], nb, k);
 	}
-	nsep = RB_(acc_n)(acc, nb, RB_ACC(n_sep));
-	nali = RB_(acc_n)(acc, nb, RB_ACC(n_ali));
-	ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
-	/* Separation: sum of (p_i - p_j)/|p_i - p_j|^2. */
-	for (d = 0; d < dims; d++)
-		des[d] = RB_(acc_f)(acc, nb, RB_ACC(sep) + (size_t)d * sizeof(float));
-	RB_(steer_batch)(p, dims, p->w_sep, nsep > 0.0, des, v0, smax, a);
-	/* Alignment: the mean velocity of the neighbours. */
-	for (d = 0; d < dims; d++)
-		des[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float)) / nali;
-	RB_(steer_batch)(p, dims, p->w_ali, nali > 0.0, des, v0, smax, a);
-	/* Cohesion: the mean displacement toward the neighbours. */
-	for (d = 0; d < dims; d++)
-		des[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float)) / ncoh;
-	RB_(steer_batch)(p, dims, p->w_coh, ncoh > 0.0, des, v0, smax, a);
-	/* integrate_boid: v' = v + a dt, |v'| clamped to [smin, smax] */
+	*nsep = RB_(acc_n)(acc, nb, RB_ACC(n_sep));
+	*nali = RB_(acc_n)(acc, nb, RB_ACC(n_ali));
+	*ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
+}
+
+/* integrate_boid on the batch: v' = v + a dt, |v'| clamped to [smin,
+ * smax], the move, the bounds. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_(vd) v0[3],
+		     const RB_(vd) x0[3], int nb, size_t k, float *const pos_out[3],
+		     float *const vel_out[3], const int dims)
+{
+	const RB_(vd) zero = {0};
+	const double smax = p->speed_max, smin = p->ip.speed_min, dt = p->ip.dt;
+	RB_(vd) v[3], s2 = zero, s, o2 = zero, scale;
+	int d;
+
 	for (d = 0; d < dims; d++) {
 		v[d] = v0[d] + a[d] * dt;
 		s2 += v[d] * v[d];
@@ -254,6 +250,66 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		/* integrate_finish without obstacles: bounds_apply */
 		RB_(store_batch)(p, d, xn, vf, nb, k, pos_out, vel_out);
 	}
+}
+
+/* dims is a constant in each caller, so the loops over it unroll and
+ * the vectors stay in registers (measured: this update took a third of
+ * a 2D run's time with dims read at run time). */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+	     size_t k,
+	const float *const pos[3], const float *const vel[3], float *const pos_out[3],
+	float *const vel_out[3], const int dims)
+{
+	const double smax = p->speed_max;
+	RB_(vd) v0[3], x0[3], des[3], a[3], nsep, nali, ncoh;
+	int d;
+
+	RB_(batch_inputs)(acc, nb, k, pos, vel, v0, x0, a, &nsep, &nali, &ncoh, dims);
+	/* Separation: sum of (p_i - p_j)/|p_i - p_j|^2. */
+	for (d = 0; d < dims; d++)
+		des[d] = RB_(acc_f)(acc, nb, RB_ACC(sep) + (size_t)d * sizeof(float));
+	RB_(steer_batch)(p, dims, p->w_sep, nsep > 0.0, des, v0, smax, a);
+	/* Alignment: the mean velocity of the neighbours. */
+	for (d = 0; d < dims; d++)
+		des[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float)) / nali;
+	RB_(steer_batch)(p, dims, p->w_ali, nali > 0.0, des, v0, smax, a);
+	/* Cohesion: the mean displacement toward the neighbours. */
+	for (d = 0; d < dims; d++)
+		des[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float)) / ncoh;
+	RB_(steer_batch)(p, dims, p->w_coh, ncoh > 0.0, des, v0, smax, a);
+	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
+}
+
+
+/* simple_acceleration and integrate_boid for the case of p->fast_simple
+ * (the pseudocode boids and the JavaFX flock: uniform speeds, no target,
+ * walls, obstacles, attractors or turn limit; wrap or no bounds), each
+ * term added where the scalar code adds it, in its order. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+		  size_t k, const float *const pos[3], const float *const vel[3],
+		  float *const pos_out[3], float *const vel_out[3], const int dims)
+{
+	const int accel = p->model == MODEL_ACCELERATE;
+	RB_(vd) v0[3], x0[3], a[3], nsep, nali, ncoh, t;
+	int d;
+
+	RB_(batch_inputs)(acc, nb, k, pos, vel, v0, x0, a, &nsep, &nali, &ncoh, dims);
+	for (d = 0; d < dims; d++) {
+		const size_t off = (size_t)d * sizeof(float);
+
+		t = p->w_coh * (RB_(acc_f)(acc, nb, RB_ACC(coh) + off) / ncoh);
+		a[d] = RB_(vsel)(ncoh > 0.0, a[d] + t, a[d]);
+		t = p->w_ali * (RB_(acc_f)(acc, nb, RB_ACC(ali) + off) / nali - v0[d]);
+		a[d] = RB_(vsel)(nali > 0.0, a[d] + t, a[d]);
+		t = RB_(acc_f)(acc, nb, RB_ACC(sep) + off);
+		if (!accel)
+			a[d] = a[d] + p->w_sep * t;
+		else
+			a[d] = RB_(vsel)(nsep > 0.0, a[d] + p->w_sep * (p->r_sep * t / nsep), a[d]);
+	}
+	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
 }
 
 /* safe_unit on RB_W vectors: v/|v| where |v| > 1e-6, else 0,
@@ -397,7 +453,10 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
 		return p->dims == 2 ?
 		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
 		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
-	if (p->fast_blend && p->dims == 2)
+	if (p->fast_simple)
+		p->dims == 2 ? RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
+			       RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+	else if (p->fast_blend && p->dims == 2)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else if (p->fast_blend)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
@@ -433,7 +492,7 @@ RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 {
 	int h;
 
-	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp))
+	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple))
 		return 0;
 	for (h = 0; h < nb; h += RB_W)
 		if (!RB_(update_vector)(p, acc + h, nb - h < RB_W ? nb - h : RB_W, k + (size_t)h,
