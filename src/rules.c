@@ -110,6 +110,9 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 			 p->uniform_speed && !p->has_target && p->w_bounds == 0.0 &&
 			 p->ip.n_obstacles == 0 && p->n_attractors == 0 && !p->has_turn &&
 			 (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
+	p->fast_inertia = p->model == MODEL_INERTIA && !p->has_target &&
+			  sc->speed_variation == 0.0 && p->ip.n_obstacles == 0 &&
+			  p->n_attractors == 0 && (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
 			p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
 			(sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);

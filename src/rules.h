@@ -60,8 +60,9 @@ struct rules_params {
 	 * slerp_batch). */
 	int fast_blend, fast_slerp;
 	/* And simple and accelerate, under fast_batch's conditions
-	 * (simple_batch). */
-	int fast_simple;
+	 * (simple_batch); inertia without a target, speed variation,
+	 * obstacles or attractors, wrap or no bounds (inertia_batch). */
+	int fast_simple, fast_inertia;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;

@@ -312,6 +312,53 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
 }
 
+/* normalize (rules.c) on RB_W lanes: v/|v| as v (1/|v|), v kept where 0 */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(normalize_batch)(RB_(vd) v[3], const int dims)
+{
+	const RB_(vd) zero = {0};
+	RB_(vd) n2 = zero, inv;
+	int k;
+
+	for (k = 0; k < dims; k++)
+		n2 += v[k] * v[k];
+	inv = 1.0 / RB_(vsqrt)(n2);
+	for (k = 0; k < dims; k++)
+		v[k] = RB_(vsel)(n2 > 0.0, v[k] * inv, v[k]);
+}
+
+/* inertia_update for the case of p->fast_inertia (the compute-shader
+ * flock with no target, speed variation, obstacles or attractors; wrap or
+ * no bounds, so that its factor f is 1), each lane the scalar code's
+ * operations in its order. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+		   size_t k, const float *const pos[3], const float *const vel[3],
+		   float *const pos_out[3], float *const vel_out[3], const int dims)
+{
+	const double smax = p->speed_max, keep = p->inertia_keep;
+	const RB_(vd) inv_n = 1.0 / (RB_(acc_n)(acc, nb, RB_ACC(n_ali)) + 1.0);
+	RB_(vd) u[3], c[3]; /* past dims unset: see batch_inputs */
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		u[d] = RB_(slots)(vel[d], nb, k) / smax;
+		/* (the target's offset, 0 here, + the sum) */
+		c[d] = (0.0 + RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float))) * inv_n;
+	}
+	RB_(normalize_batch)(u, dims);
+	RB_(normalize_batch)(c, dims);
+	for (d = 0; d < dims; d++) {
+		const size_t off = (size_t)d * sizeof(float);
+		const RB_(vd) dd = RB_(acc_f)(acc, nb, RB_ACC(ali) + off) / smax * inv_n +
+				   RB_(acc_f)(acc, nb, RB_ACC(sep) + off) + c[d];
+		const RB_(vd) dir = dd + keep * (u[d] - dd);
+
+		/* the velocity written dir smax, the move dir smax f, f = 1 */
+		RB_(move_batch)(p, d, dir * smax, nb, k, pos, pos_out, vel_out);
+	}
+}
+
 /* safe_unit on RB_W vectors: v/|v| where |v| > 1e-6, else 0,
  * with normalize's operations (1/sqrt(v.v), then a product a component). */
 RB_TARGET static inline __attribute__((always_inline)) void
@@ -456,6 +503,9 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
 	if (p->fast_simple)
 		p->dims == 2 ? RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
 			       RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+	else if (p->fast_inertia)
+		p->dims == 2 ? RB_(inertia_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
+			       RB_(inertia_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
 	else if (p->fast_blend && p->dims == 2)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else if (p->fast_blend)
@@ -492,7 +542,8 @@ RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 {
 	int h;
 
-	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple))
+	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple ||
+				  p->fast_inertia))
 		return 0;
 	for (h = 0; h < nb; h += RB_W)
 		if (!RB_(update_vector)(p, acc + h, nb - h < RB_W ? nb - h : RB_W, k + (size_t)h,

@@ -376,7 +376,8 @@ static double batch_rand(uint64_t *st)
 
 START_TEST(test_batch_matches_scalar)
 {
-	static const char *MODELS[] = {"reynolds", "blend", "slerp", "simple", "accelerate"};
+	static const char *MODELS[] = {"reynolds", "blend", "slerp", "simple", "accelerate",
+				       "inertia"};
 	const int nm = (int)(sizeof MODELS / sizeof MODELS[0]), slerp = 2;
 	batch_update_fn *const FN[2] = {rules_update_batch_avx512, rules_update_batch_avx2};
 	uint64_t st = 0x9e3779b97f4a7c15u;
