@@ -21,9 +21,11 @@
  * in 2D) larger than this cache level, and a plain store reads the line
  * before writing it (write-allocate), a third of the gather's traffic.
  * Values stored past the cache one by one (MOVNTI, 4 bytes) depend on the
- * CPU's write-combining buffers to make lines of them: measured on one VM
- * 0.126 -> 0.106 s for the build against plain stores, on another 4x
- * slower than plain stores (docs/PERFORMANCE.md, 2026-12-04). The bits
+ * CPU's write-combining buffers to make lines of them: measured on a Zen 5
+ * VM 0.126 -> 0.106 s for the build against plain stores, on a Zen 4 VM 4x
+ * slower than plain stores, where whole lines are the fastest of the three
+ * (docs/PERFORMANCE.md, 2026-12-04; the lines are not measured on a Zen 5
+ * yet). The bits
  * are moved, not computed, so results are the same; elsewhere the stores
  * are plain. Such stores are weakly ordered: grid_stream_fence orders
  * them before the end of the parallel region makes them visible to other
