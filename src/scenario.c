@@ -536,19 +536,26 @@ bad:
 static int valid_utf8(const unsigned char *s, size_t len, size_t *bad);
 static int nul_escape(const char *t, size_t len, size_t *at);
 
-/* label: what the user typed when it was not --set (--seed 7), or NULL. */
+/* label: what the user typed when it was not --set (--seed 7), or NULL;
+ * where: what the messages name, when not "--set TEXT" (a schedule's
+ * "FILE: schedule[i].set.KEY"). */
 static int apply_override(const struct load_ctx *c, cJSON *root, const char *text,
-			  const char *label)
+			  const char *label, const char *where)
 {
 	const char *eq = strchr(text, '=');
-	char path[256], *seg, *save = NULL;
+	char path[256], *seg, *save = NULL, who[UTIL_ERR_MAX / 2];
 	cJSON *node = root, *value;
 	size_t plen;
 
 	size_t bad;
 
+	if (where)
+		snprintf(who, sizeof who, "%s", where);
+	else
+		snprintf(who, sizeof who, "--set %s", text);
+
 	if (eq == NULL || eq == text) {
-		util_err_set(c->err, "--set %s: expected KEY=VALUE", text);
+		util_err_set(c->err, "%s: expected KEY=VALUE", who);
 		return -1;
 	}
 	if (!valid_utf8((const unsigned char *)text, strlen(text), &bad)) {
@@ -557,13 +564,13 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 	}
 	plen = (size_t)(eq - text);
 	if (plen >= sizeof path) {
-		util_err_set(c->err, "--set %s: key too long", text);
+		util_err_set(c->err, "%s: key too long", who);
 		return -1;
 	}
 	memcpy(path, text, plen);
 	path[plen] = '\0';
 	if (path[0] == '.' || path[plen - 1] == '.' || strstr(path, "..") != NULL) {
-		util_err_set(c->err, "--set %s: malformed key", text);
+		util_err_set(c->err, "%s: malformed key", who);
 		return -1;
 	}
 	value = cJSON_ParseWithOpts(eq + 1, NULL, 1);
@@ -573,14 +580,14 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 			util_err_set(c->err, "%s: \\u0000 in a string at byte %zu of the value: "
 				     "NUL is not allowed", label, bad + 1);
 		else
-			util_err_set(c->err, "--set %s: \\u0000 in a string at byte %zu: NUL is "
-				     "not allowed", text, (size_t)(eq + 1 - text) + bad + 1);
+			util_err_set(c->err, "%s: \\u0000 in a string at byte %zu: NUL is "
+				     "not allowed", who, (size_t)(eq + 1 - text) + bad + 1);
 		return -1;
 	}
 	if (value == NULL) /* a bare word such as reflect */
 		value = cJSON_CreateString(eq + 1);
 	if (value == NULL) {
-		util_err_set(c->err, "--set %s: out of memory", text);
+		util_err_set(c->err, "%s: out of memory", who);
 		return -1;
 	}
 	for (seg = strtok_r(path, ".", &save); seg; seg = strtok_r(NULL, ".", &save)) {
@@ -589,7 +596,7 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 		cJSON *child;
 
 		if (seg[0] == '\0' || br == seg) {
-			util_err_set(c->err, "--set %s: malformed key", text);
+			util_err_set(c->err, "%s: malformed key", who);
 			goto fail;
 		}
 		if (br) { /* name[index]: one element of an array */
@@ -602,17 +609,17 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 			*br = '\0';
 			if (end == br + 1 || strcmp(end, "]") != 0 || idx < 0 || errno == ERANGE ||
 			    idx > INT_MAX) {
-				util_err_set(c->err, "--set %s: malformed index", text);
+				util_err_set(c->err, "%s: malformed index", who);
 				goto fail;
 			}
 			arr = cJSON_GetObjectItemCaseSensitive(node, seg);
 			if (arr && !cJSON_IsArray(arr)) {
-				util_err_set(c->err, "--set %s: %s is not an array", text, seg);
+				util_err_set(c->err, "%s: %s is not an array", who, seg);
 				goto fail;
 			}
 			if (arr == NULL || idx >= cJSON_GetArraySize(arr)) {
-				util_err_set(c->err, "--set %s: %s has no element %ld",
-					     text, seg, idx);
+				util_err_set(c->err, "%s: %s has no element %ld",
+					     who, seg, idx);
 				goto fail;
 			}
 			if (last) {
@@ -623,7 +630,7 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 			 * (attractors[0].strength) */
 			node = cJSON_GetArrayItem(arr, (int)idx);
 			if (!cJSON_IsObject(node)) {
-				util_err_set(c->err, "--set %s: %s[%ld] is not an object", text,
+				util_err_set(c->err, "%s: %s[%ld] is not an object", who,
 					     seg, idx);
 				goto fail;
 			}
@@ -640,11 +647,11 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 		if (child == NULL) {
 			child = cJSON_AddObjectToObject(node, seg);
 			if (child == NULL) {
-				util_err_set(c->err, "--set %s: out of memory", text);
+				util_err_set(c->err, "%s: out of memory", who);
 				goto fail;
 			}
 		} else if (!cJSON_IsObject(child)) {
-			util_err_set(c->err, "--set %s: %s is not an object", text, seg);
+			util_err_set(c->err, "%s: %s is not an object", who, seg);
 			goto fail;
 		}
 		node = child;
@@ -1518,7 +1525,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "step");
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set"), *kv;
 		struct scenario_stage *stage = &sc->stages[i];
-		char path[64], file[UTIL_ERR_MAX / 2];
+		char path[64], file[UTIL_ERR_MAX / 2], where[UTIL_ERR_MAX / 2];
 		const char *hue_refusal;
 		struct load_ctx sub = *c;
 
@@ -1574,24 +1581,12 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 			ov.text = text;
 			ov.label = NULL;
 			snprintf(file, sizeof file, "%s: schedule[%d].set", c->file, i);
+			if (snprintf(where, sizeof where, "%s.%s", file, kv->string) < 0)
+				snprintf(where, sizeof where, "%s", file); /* (an encoding error) */
 			sub.file = file;
 			sub.ov = &ov;
 			sub.n_ov = 0;
-			if (apply_override(&sub, work, text, NULL) != 0) {
-				/* apply_override's own messages name a --set
-				 * KEY=VALUE: this one is the schedule's key */
-				const size_t tl = strlen(text);
-
-				if (strncmp(c->err->msg, "--set ", 6) == 0 &&
-				    strncmp(c->err->msg + 6, text, tl) == 0 &&
-				    strncmp(c->err->msg + 6 + tl, ": ", 2) == 0) {
-					char *rest = strdup(c->err->msg + 6 + tl + 2);
-
-					if (rest)
-						util_err_set(c->err, "%s: schedule[%d].set.%s: %s", c->file,
-							     i, kv->string, rest);
-					free(rest);
-				}
+			if (apply_override(&sub, work, text, NULL, where) != 0) {
 				free(text);
 				goto fail;
 			}
@@ -2034,7 +2029,7 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		goto out;
 	}
 	for (i = 0; i < (size_t)n_ov; i++)
-		if (apply_override(&c, root, ov[i].text, ov[i].label) != 0)
+		if (apply_override(&c, root, ov[i].text, ov[i].label, NULL) != 0)
 			goto out;
 	if (validate(&c, root, sc) != 0) {
 		scenario_free(sc);
