@@ -33,9 +33,10 @@ int cmd_stdout_flush(void)
 
 static int usage_error(const char *cmd, const char *what, const char *arg)
 {
-	fprintf(stderr, "boidsim %s: ", cmd);
-	fprintf(stderr, what, arg);
-	fprintf(stderr, " (see boidsim %s --help)\n", cmd);
+	char line[4096];
+
+	snprintf(line, sizeof line, what, arg); /* one write of the line, as main.c's */
+	fprintf(stderr, "boidsim %s: %s (see boidsim %s --help)\n", cmd, line, cmd);
 	return EXIT_USAGE;
 }
 

@@ -82,9 +82,13 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	fputs("boidsim: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs(" (see boidsim --help)\n", stderr);
+	char what[4096];
+
+	/* One write of the whole line: under mpirun, a process that exits at
+	 * once can lose the pieces after the first ("boidsim: " alone was
+	 * seen, mpi.test's usage error in 3 processes). */
+	snprintf(what, sizeof what, fmt, arg);
+	fprintf(stderr, "boidsim: %s (see boidsim --help)\n", what);
 	return EXIT_USAGE;
 }
 
