@@ -96,7 +96,9 @@ static void centroid(const struct flock *f, const struct bounds *b, double n, do
 		if (b->mode != BOUNDS_WRAP) {
 			c[d] = acc[2 * d] / n;
 		} else {
-			double t = atan2(acc[2 * d + 1], acc[2 * d]); /* libm: metrics only, never the state */
+			/* detmath's, not libm's: the metrics file is an output whose
+			 * bytes must not depend on the C library either */
+			double t = detmath_atan2(acc[2 * d + 1], acc[2 * d]);
 
 			c[d] = b->lo[d] + (t + DETMATH_PI) / (2.0 * DETMATH_PI) * b->len[d];
 		}
