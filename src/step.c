@@ -420,11 +420,16 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
  * and a count fewer a group, the same bits. Pinned, one thread, 1M,
  * neighbours and update: 2D 0.420-0.435 -> 0.408-0.414 s, 3D 0.546-0.668
  * -> 0.529-0.565 s; at the AVX2 level (reynolds_pair) 2D 0.762-0.779 ->
- * 0.722-0.738 s, 3D 1.077-1.202 -> 1.021-1.027 s (docs/PERFORMANCE.md). */
+ * 0.722-0.738 s, 3D 1.077-1.202 -> 1.021-1.027 s (docs/PERFORMANCE.md).
+ * MODEL: Reynolds, or a model whose sums have Reynolds' shape
+ * (rules_lanes.h): simple and blend (separation sums d unweighted, with no
+ * test of d2 > 0) and accelerate (d / |d|); their generic loops cost 1.4
+ * to 1.6 times Reynolds' kernel. */
+#define RQ_PLAIN(M) ((M) == MODEL_SIMPLE || (M) == MODEL_BLEND)
 GRID_AVX512_TARGET static inline __attribute__((always_inline)) void
 reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
-	      const struct span *sp, int nsp, const int DIMS, const int SAME_AC,
-	      struct rules_acc acc[4])
+	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
+	      const int SAME_AC, struct rules_acc acc[4])
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
@@ -479,19 +484,26 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 					_mm512_broadcast_f32x4(_mm_loadu_ps(pz + j0)), zi), c2);
 				d2 = _mm512_add_ps(d2, _mm512_mul_ps(dz, dz));
 			}
-			ms = _mm512_mask_cmp_ps_mask(valid, d2, r2s, _CMP_LE_OQ) &
-			     _mm512_cmp_ps_mask(d2, zero, _CMP_GT_OQ);
+			ms = _mm512_mask_cmp_ps_mask(valid, d2, r2s, _CMP_LE_OQ);
+			if (!RQ_PLAIN(MODEL))
+				ms &= _mm512_cmp_ps_mask(d2, zero, _CMP_GT_OQ);
 			ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
 			mc = SAME_AC ? ma : _mm512_mask_cmp_ps_mask(valid, d2, r2c, _CMP_LE_OQ);
-			w = _mm512_div_ps(one, d2);
-			sep0 = _mm512_mask_sub_ps(sep0, ms, sep0, _mm512_mul_ps(dx, w));
-			sep1 = _mm512_mask_sub_ps(sep1, ms, sep1, _mm512_mul_ps(dy, w));
+			/* the weight of d: 1 (x 1 is exact, so d itself), 1/|d|^2,
+			 * or 1/|d| (one IEEE root, as sqrtf) */
+			w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
+				_mm512_div_ps(one, _mm512_sqrt_ps(d2)) : _mm512_div_ps(one, d2);
+			sep0 = _mm512_mask_sub_ps(sep0, ms, sep0,
+						  RQ_PLAIN(MODEL) ? dx : _mm512_mul_ps(dx, w));
+			sep1 = _mm512_mask_sub_ps(sep1, ms, sep1,
+						  RQ_PLAIN(MODEL) ? dy : _mm512_mul_ps(dy, w));
 			ali0 = _mm512_mask_add_ps(ali0, ma, ali0, wx);
 			ali1 = _mm512_mask_add_ps(ali1, ma, ali1, wy);
 			coh0 = _mm512_mask_add_ps(coh0, mc, coh0, dx);
 			coh1 = _mm512_mask_add_ps(coh1, mc, coh1, dy);
 			if (DIMS == 3) {
-				sep2 = _mm512_mask_sub_ps(sep2, ms, sep2, _mm512_mul_ps(dz, w));
+				sep2 = _mm512_mask_sub_ps(sep2, ms, sep2,
+							  RQ_PLAIN(MODEL) ? dz : _mm512_mul_ps(dz, w));
 				ali2 = _mm512_mask_add_ps(ali2, ma, ali2,
 							  _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0)));
 				coh2 = _mm512_mask_add_ps(coh2, mc, coh2, dz);
@@ -522,8 +534,8 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
  * compared as unsigned through a bias of 2^31 (AVX2 compares signed). */
 GRID_AVX2_TARGET static inline __attribute__((always_inline)) void
 reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
-	      const struct span *sp, int nsp, const int DIMS, const int SAME_AC,
-	      struct rules_acc acc[2])
+	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
+	      const int SAME_AC, struct rules_acc acc[2])
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
@@ -571,13 +583,17 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 					_mm256_broadcast_ps((const __m128 *)(pz + j0)), zi), c2);
 				d2 = _mm256_add_ps(d2, _mm256_mul_ps(dz, dz));
 			}
-			ms = _mm256_and_ps(_mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ)),
-					   _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
+			ms = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
+			if (!RQ_PLAIN(MODEL))
+				ms = _mm256_and_ps(ms, _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
 			ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
 			mc = SAME_AC ? ma : _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
-			w = _mm256_div_ps(one, d2);
-			sep0 = _mm256_sub_ps(sep0, _mm256_and_ps(ms, _mm256_mul_ps(dx, w)));
-			sep1 = _mm256_sub_ps(sep1, _mm256_and_ps(ms, _mm256_mul_ps(dy, w)));
+			w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
+				_mm256_div_ps(one, _mm256_sqrt_ps(d2)) : _mm256_div_ps(one, d2);
+			sep0 = _mm256_sub_ps(sep0, _mm256_and_ps(ms,
+				RQ_PLAIN(MODEL) ? dx : _mm256_mul_ps(dx, w)));
+			sep1 = _mm256_sub_ps(sep1, _mm256_and_ps(ms,
+				RQ_PLAIN(MODEL) ? dy : _mm256_mul_ps(dy, w)));
 			ali0 = _mm256_add_ps(ali0, _mm256_and_ps(ma,
 				_mm256_broadcast_ps((const __m128 *)(vx + j0))));
 			ali1 = _mm256_add_ps(ali1, _mm256_and_ps(ma,
@@ -585,7 +601,8 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 			coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, dx));
 			coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, dy));
 			if (DIMS == 3) {
-				sep2 = _mm256_sub_ps(sep2, _mm256_and_ps(ms, _mm256_mul_ps(dz, w)));
+				sep2 = _mm256_sub_ps(sep2, _mm256_and_ps(ms,
+					RQ_PLAIN(MODEL) ? dz : _mm256_mul_ps(dz, w)));
 				ali2 = _mm256_add_ps(ali2, _mm256_and_ps(ma,
 					_mm256_broadcast_ps((const __m128 *)(vz + j0))));
 				coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc, dz));
@@ -607,6 +624,7 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 	}
 }
 #undef REYNOLDS_REDUCE
+#undef RQ_PLAIN
 #endif
 
 /* One instance of the loop per dimension, model and hue, so that none of
@@ -671,31 +689,48 @@ GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 #define SPANS gather_spans_x4
 GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 
-/* Reynolds' model seeing all round without a hue takes its kernel for one
+/* Reynolds' model seeing all round without a hue, and the models whose
+ * sums have its shape (simple, blend, accelerate), take its kernel for one
  * to four boids: at the AVX-512 level reynolds_quad, a quad with its last
  * boid repeated costing what a pair or a single boid does there (512-bit
  * operations at the 256-bit rate on Zen 5), the same bits; at the AVX2
  * level reynolds_pair for pairs and single boids. Measured, pinned, 2D 1M
  * neighbours and update with the AVX-512 pairs through the quad: 0.380 ->
  * 0.367 s, 3D 0.899 -> 0.861 s. */
+#define KERNEL_DIMS(KERNEL, M)                                                         \
+	do {                                                                           \
+		if (f->dims == 2 && same_)                                             \
+			KERNEL(f, rp, k, nb, sp, nsp, 2, M, 1, acc);                   \
+		else if (f->dims == 2)                                                 \
+			KERNEL(f, rp, k, nb, sp, nsp, 2, M, 0, acc);                   \
+		else if (same_)                                                        \
+			KERNEL(f, rp, k, nb, sp, nsp, 3, M, 1, acc);                   \
+		else                                                                   \
+			KERNEL(f, rp, k, nb, sp, nsp, 3, M, 0, acc);                   \
+	} while (0)
 #define GATHER_REYNOLDS(NAME, GENERIC, KERNEL, TARGET)                                 \
 	TARGET static void NAME(const struct flock *f,                                 \
 					    const struct rules_params *rp, size_t k,  \
 					    int nb, const struct span *sp, int nsp,    \
 					    struct rules_acc *acc)                     \
 	{                                                                              \
-		if (rp->model == MODEL_REYNOLDS && !rp->has_hue && rp->all_round) {    \
+		if (!rp->has_hue && rp->all_round) {                                   \
 			const int same_ = rp->r2_ali == rp->r2_coh;                    \
                                                                                        \
-			if (f->dims == 2 && same_)                                     \
-				KERNEL(f, rp, k, nb, sp, nsp, 2, 1, acc);              \
-			else if (f->dims == 2)                                         \
-				KERNEL(f, rp, k, nb, sp, nsp, 2, 0, acc);              \
-			else if (same_)                                                \
-				KERNEL(f, rp, k, nb, sp, nsp, 3, 1, acc);              \
-			else                                                           \
-				KERNEL(f, rp, k, nb, sp, nsp, 3, 0, acc);              \
-			return;                                                        \
+			switch (rp->model) {                                           \
+			case MODEL_REYNOLDS:                                           \
+				KERNEL_DIMS(KERNEL, MODEL_REYNOLDS);                   \
+				return;                                                \
+			case MODEL_SIMPLE: /* blend's sums are simple's */             \
+			case MODEL_BLEND:                                              \
+				KERNEL_DIMS(KERNEL, MODEL_SIMPLE);                     \
+				return;                                                \
+			case MODEL_ACCELERATE:                                         \
+				KERNEL_DIMS(KERNEL, MODEL_ACCELERATE);                 \
+				return;                                                \
+			default:                                                       \
+				break;                                                 \
+			}                                                              \
 		}                                                                      \
 		GENERIC(f, rp, k, nb, sp, nsp, acc);                                   \
 	}
@@ -708,6 +743,7 @@ GATHER_REYNOLDS(gather_pair_avx512, gather_pair_generic_avx512, reynolds_quad,
 GATHER_REYNOLDS(gather_pair_avx2, gather_pair_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
 GATHER_REYNOLDS(gather_fast_avx2, gather_fast_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
 #undef GATHER_REYNOLDS
+#undef KERNEL_DIMS
 #endif
 #undef SPANS
 #undef GATHER_FN
