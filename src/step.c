@@ -421,21 +421,32 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
  * neighbours and update: 2D 0.420-0.435 -> 0.408-0.414 s, 3D 0.546-0.668
  * -> 0.529-0.565 s; at the AVX2 level (reynolds_pair) 2D 0.762-0.779 ->
  * 0.722-0.738 s, 3D 1.077-1.202 -> 1.021-1.027 s (docs/PERFORMANCE.md).
- * MODEL: Reynolds, or a model whose sums have Reynolds' shape
- * (rules_lanes.h): simple and blend (separation sums d unweighted, with no
- * test of d2 > 0) and accelerate (d / |d|); their generic loops cost 1.4
- * to 1.6 times Reynolds' kernel. */
+ * MODEL: Reynolds, or another model's masks and sums (rules_lanes.h) in
+ * the same loop: simple and blend (separation sums d unweighted, with no
+ * test of d2 > 0), accelerate (d / |d|), inertia (one mask, |d| < r_ali,
+ * and d (1/max(|d|, 1e-6) - 1/r_ali)), slerp (d within r_coh, d within
+ * r_sep, the speeds |v_j|) and Vicsek (unit headings; UNIFORM: of one
+ * speed, v_j / speed.max). Each the generic loop's operations in the same
+ * order, so the same bits. Pinned, one thread, 1e5 boids, neighbours and
+ * update, generic loop -> kernel: 2D 1.16x (Vicsek, whose update is
+ * scalar) to 1.57x (simple), 3D 1.2x to 1.6x (docs/PERFORMANCE.md).
+ * Couzin's model keeps the generic loop (three exclusive zones, and
+ * mostly a blind angle). */
 #define RQ_PLAIN(M) ((M) == MODEL_SIMPLE || (M) == MODEL_BLEND)
+/* the models whose separation sums d itself */
+#define RQ_UNIT_W(M) (RQ_PLAIN(M) || (M) == MODEL_SLERP || (M) == MODEL_VICSEK)
 GRID_AVX512_TARGET static inline __attribute__((always_inline)) void
 reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	      const int SAME_AC, struct rules_acc acc[4])
+	      const int SAME_AC, const int UNIFORM, struct rules_acc acc[4])
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
 	const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
 	const __m512 r2s = _mm512_set1_ps(rp->r2_sep), r2a = _mm512_set1_ps(rp->r2_ali);
 	const __m512 r2c = _mm512_set1_ps(rp->r2_coh);
+	const __m512 lo6 = _mm512_set1_ps(1e-6f), inv_ra = _mm512_set1_ps(rp->inv_r_ali);
+	const __m512 inv_sp = _mm512_set1_ps(rp->inv_speed);
 	const __m512i ones = _mm512_set1_epi32(1);
 	const __m512i lane = _mm512_set_epi32(3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0);
 	/* boid b of the quad in lanes 4b .. 4b+3; past nb, the last real one */
@@ -484,34 +495,94 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 					_mm512_broadcast_f32x4(_mm_loadu_ps(pz + j0)), zi), c2);
 				d2 = _mm512_add_ps(d2, _mm512_mul_ps(dz, dz));
 			}
-			ms = _mm512_mask_cmp_ps_mask(valid, d2, r2s, _CMP_LE_OQ);
-			if (!RQ_PLAIN(MODEL))
-				ms &= _mm512_cmp_ps_mask(d2, zero, _CMP_GT_OQ);
-			ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
-			mc = SAME_AC ? ma : _mm512_mask_cmp_ps_mask(valid, d2, r2c, _CMP_LE_OQ);
-			/* the weight of d: 1 (x 1 is exact, so d itself), 1/|d|^2,
-			 * or 1/|d| (one IEEE root, as sqrtf) */
-			w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
-				_mm512_div_ps(one, _mm512_sqrt_ps(d2)) : _mm512_div_ps(one, d2);
-			sep0 = _mm512_mask_sub_ps(sep0, ms, sep0,
-						  RQ_PLAIN(MODEL) ? dx : _mm512_mul_ps(dx, w));
-			sep1 = _mm512_mask_sub_ps(sep1, ms, sep1,
-						  RQ_PLAIN(MODEL) ? dy : _mm512_mul_ps(dy, w));
-			ali0 = _mm512_mask_add_ps(ali0, ma, ali0, wx);
-			ali1 = _mm512_mask_add_ps(ali1, ma, ali1, wy);
-			coh0 = _mm512_mask_add_ps(coh0, mc, coh0, dx);
-			coh1 = _mm512_mask_add_ps(coh1, mc, coh1, dy);
-			if (DIMS == 3) {
-				sep2 = _mm512_mask_sub_ps(sep2, ms, sep2,
-							  RQ_PLAIN(MODEL) ? dz : _mm512_mul_ps(dz, w));
-				ali2 = _mm512_mask_add_ps(ali2, ma, ali2,
-							  _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0)));
-				coh2 = _mm512_mask_add_ps(coh2, mc, coh2, dz);
+			__m512 tx, ty, tz = zero; /* what separation subtracts */
+
+			if (MODEL == MODEL_INERTIA) {
+				/* one mask, |d| < r_ali; w = 1/max(|d|, 1e-6) - 1/r_ali
+				 * (max_ps(w, lo) is w > lo ? w : lo, the generic select) */
+				ms = ma = mc = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LT_OQ);
+				w = _mm512_sub_ps(_mm512_div_ps(one, _mm512_max_ps(_mm512_sqrt_ps(d2),
+										 lo6)), inv_ra);
+			} else if (MODEL == MODEL_SLERP) {
+				mc = _mm512_mask_cmp_ps_mask(valid, d2, r2c, _CMP_LE_OQ);
+				ms = _mm512_mask_cmp_ps_mask(mc, d2, r2s, _CMP_LT_OQ);
+				ma = 0;
+				w = one;
+			} else if (MODEL == MODEL_VICSEK) {
+				ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
+				ms = mc = 0;
+				w = one;
+			} else {
+				ms = _mm512_mask_cmp_ps_mask(valid, d2, r2s, _CMP_LE_OQ);
+				if (!RQ_PLAIN(MODEL))
+					ms &= _mm512_cmp_ps_mask(d2, zero, _CMP_GT_OQ);
+				ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
+				mc = SAME_AC ? ma : _mm512_mask_cmp_ps_mask(valid, d2, r2c,
+									     _CMP_LE_OQ);
+				/* the weight of d: 1 (x 1 is exact, so d itself),
+				 * 1/|d|^2, or 1/|d| (one IEEE root, as sqrtf) */
+				w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
+					_mm512_div_ps(one, _mm512_sqrt_ps(d2)) :
+					_mm512_div_ps(one, d2);
 			}
-			/* the generic loop's counts: minus one a lane (its masks are -1) */
-			nsep = _mm512_mask_sub_epi32(nsep, ms, nsep, ones);
-			nali = _mm512_mask_sub_epi32(nali, ma, nali, ones);
-			if (!SAME_AC)
+			tx = RQ_UNIT_W(MODEL) ? dx : _mm512_mul_ps(dx, w);
+			ty = RQ_UNIT_W(MODEL) ? dy : _mm512_mul_ps(dy, w);
+			if (DIMS == 3)
+				tz = RQ_UNIT_W(MODEL) ? dz : _mm512_mul_ps(dz, w);
+			if (MODEL != MODEL_VICSEK) {
+				sep0 = _mm512_mask_sub_ps(sep0, ms, sep0, tx);
+				sep1 = _mm512_mask_sub_ps(sep1, ms, sep1, ty);
+				coh0 = _mm512_mask_add_ps(coh0, mc, coh0, dx);
+				coh1 = _mm512_mask_add_ps(coh1, mc, coh1, dy);
+				if (DIMS == 3) {
+					sep2 = _mm512_mask_sub_ps(sep2, ms, sep2, tz);
+					coh2 = _mm512_mask_add_ps(coh2, mc, coh2, dz);
+				}
+			}
+			if (MODEL == MODEL_SLERP) {
+				/* slerp's ali[0]: the speeds |v_j| of those within r_coh */
+				__m512 vn2 = _mm512_add_ps(_mm512_mul_ps(wx, wx), _mm512_mul_ps(wy, wy));
+
+				if (DIMS == 3) {
+					const __m512 wz = _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0));
+
+					vn2 = _mm512_add_ps(vn2, _mm512_mul_ps(wz, wz));
+				}
+				ali0 = _mm512_mask_add_ps(ali0, mc, ali0, _mm512_sqrt_ps(vn2));
+			} else {
+				/* v_j, or for Vicsek the unit heading v_j/|v_j| (0 for a
+				 * boid standing still, as the generic select) */
+				__m512 hx = wx, hy = wy, hz = zero, hv = inv_sp;
+
+				if (DIMS == 3)
+					hz = _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0));
+				if (MODEL == MODEL_VICSEK && !UNIFORM) {
+					__m512 vn2 = _mm512_add_ps(_mm512_mul_ps(wx, wx),
+								   _mm512_mul_ps(wy, wy));
+
+					if (DIMS == 3)
+						vn2 = _mm512_add_ps(vn2, _mm512_mul_ps(hz, hz));
+					hv = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(vn2, zero, _CMP_GT_OQ),
+								 one, _mm512_sqrt_ps(vn2));
+				}
+				if (MODEL == MODEL_VICSEK) {
+					hx = _mm512_mul_ps(wx, hv);
+					hy = _mm512_mul_ps(wy, hv);
+					if (DIMS == 3)
+						hz = _mm512_mul_ps(hz, hv);
+				}
+				ali0 = _mm512_mask_add_ps(ali0, ma, ali0, hx);
+				ali1 = _mm512_mask_add_ps(ali1, ma, ali1, hy);
+				if (DIMS == 3)
+					ali2 = _mm512_mask_add_ps(ali2, ma, ali2, hz);
+			}
+			/* the generic loop's counts: minus one a lane (its masks
+			 * are -1), of the sums each model keeps */
+			if (MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
+				nsep = _mm512_mask_sub_epi32(nsep, ms, nsep, ones);
+			if (MODEL != MODEL_SLERP)
+				nali = _mm512_mask_sub_epi32(nali, ma, nali, ones);
+			if (!SAME_AC && MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
 				ncoh = _mm512_mask_sub_epi32(ncoh, mc, ncoh, ones);
 			jv = _mm512_add_epi32(jv, four);
 		}
@@ -535,13 +606,15 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 GRID_AVX2_TARGET static inline __attribute__((always_inline)) void
 reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	      const int SAME_AC, struct rules_acc acc[2])
+	      const int SAME_AC, const int UNIFORM, struct rules_acc acc[2])
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
 	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
 	const __m256 r2s = _mm256_set1_ps(rp->r2_sep), r2a = _mm256_set1_ps(rp->r2_ali);
 	const __m256 r2c = _mm256_set1_ps(rp->r2_coh);
+	const __m256 lo6 = _mm256_set1_ps(1e-6f), inv_ra = _mm256_set1_ps(rp->inv_r_ali);
+	const __m256 inv_sp = _mm256_set1_ps(rp->inv_speed);
 	const __m256i bias = _mm256_set1_epi32(INT32_MIN), four = _mm256_set1_epi32(RULES_LANES);
 	const __m256i lane = _mm256_set_epi32(3, 2, 1, 0, 3, 2, 1, 0);
 	const int o1 = nb > 1 ? 1 : 0;
@@ -583,34 +656,88 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 					_mm256_broadcast_ps((const __m128 *)(pz + j0)), zi), c2);
 				d2 = _mm256_add_ps(d2, _mm256_mul_ps(dz, dz));
 			}
-			ms = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
-			if (!RQ_PLAIN(MODEL))
-				ms = _mm256_and_ps(ms, _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
-			ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
-			mc = SAME_AC ? ma : _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
-			w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
-				_mm256_div_ps(one, _mm256_sqrt_ps(d2)) : _mm256_div_ps(one, d2);
-			sep0 = _mm256_sub_ps(sep0, _mm256_and_ps(ms,
-				RQ_PLAIN(MODEL) ? dx : _mm256_mul_ps(dx, w)));
-			sep1 = _mm256_sub_ps(sep1, _mm256_and_ps(ms,
-				RQ_PLAIN(MODEL) ? dy : _mm256_mul_ps(dy, w)));
-			ali0 = _mm256_add_ps(ali0, _mm256_and_ps(ma,
-				_mm256_broadcast_ps((const __m128 *)(vx + j0))));
-			ali1 = _mm256_add_ps(ali1, _mm256_and_ps(ma,
-				_mm256_broadcast_ps((const __m128 *)(vy + j0))));
-			coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, dx));
-			coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, dy));
-			if (DIMS == 3) {
-				sep2 = _mm256_sub_ps(sep2, _mm256_and_ps(ms,
-					RQ_PLAIN(MODEL) ? dz : _mm256_mul_ps(dz, w)));
-				ali2 = _mm256_add_ps(ali2, _mm256_and_ps(ma,
-					_mm256_broadcast_ps((const __m128 *)(vz + j0))));
-				coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc, dz));
+			const __m256 wx = _mm256_broadcast_ps((const __m128 *)(vx + j0));
+			const __m256 wy = _mm256_broadcast_ps((const __m128 *)(vy + j0));
+			__m256 tx, ty, tz = zero; /* what separation subtracts */
+
+			if (MODEL == MODEL_INERTIA) {
+				ms = ma = mc = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LT_OQ));
+				w = _mm256_sub_ps(_mm256_div_ps(one, _mm256_max_ps(_mm256_sqrt_ps(d2),
+										 lo6)), inv_ra);
+			} else if (MODEL == MODEL_SLERP) {
+				mc = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
+				ms = _mm256_and_ps(mc, _mm256_cmp_ps(d2, r2s, _CMP_LT_OQ));
+				ma = zero;
+				w = one;
+			} else if (MODEL == MODEL_VICSEK) {
+				ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
+				ms = mc = zero;
+				w = one;
+			} else {
+				ms = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
+				if (!RQ_PLAIN(MODEL))
+					ms = _mm256_and_ps(ms, _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
+				ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
+				mc = SAME_AC ? ma :
+					_mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
+				w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
+					_mm256_div_ps(one, _mm256_sqrt_ps(d2)) :
+					_mm256_div_ps(one, d2);
+			}
+			tx = RQ_UNIT_W(MODEL) ? dx : _mm256_mul_ps(dx, w);
+			ty = RQ_UNIT_W(MODEL) ? dy : _mm256_mul_ps(dy, w);
+			if (DIMS == 3)
+				tz = RQ_UNIT_W(MODEL) ? dz : _mm256_mul_ps(dz, w);
+			if (MODEL != MODEL_VICSEK) {
+				sep0 = _mm256_sub_ps(sep0, _mm256_and_ps(ms, tx));
+				sep1 = _mm256_sub_ps(sep1, _mm256_and_ps(ms, ty));
+				coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, dx));
+				coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, dy));
+				if (DIMS == 3) {
+					sep2 = _mm256_sub_ps(sep2, _mm256_and_ps(ms, tz));
+					coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc, dz));
+				}
+			}
+			if (MODEL == MODEL_SLERP) {
+				__m256 vn2 = _mm256_add_ps(_mm256_mul_ps(wx, wx), _mm256_mul_ps(wy, wy));
+
+				if (DIMS == 3) {
+					const __m256 wz = _mm256_broadcast_ps((const __m128 *)(vz + j0));
+
+					vn2 = _mm256_add_ps(vn2, _mm256_mul_ps(wz, wz));
+				}
+				ali0 = _mm256_add_ps(ali0, _mm256_and_ps(mc, _mm256_sqrt_ps(vn2)));
+			} else {
+				__m256 hx = wx, hy = wy, hz = zero, hv = inv_sp;
+
+				if (DIMS == 3)
+					hz = _mm256_broadcast_ps((const __m128 *)(vz + j0));
+				if (MODEL == MODEL_VICSEK && !UNIFORM) {
+					__m256 vn2 = _mm256_add_ps(_mm256_mul_ps(wx, wx),
+								   _mm256_mul_ps(wy, wy));
+
+					if (DIMS == 3)
+						vn2 = _mm256_add_ps(vn2, _mm256_mul_ps(hz, hz));
+					hv = _mm256_and_ps(_mm256_cmp_ps(vn2, zero, _CMP_GT_OQ),
+							   _mm256_div_ps(one, _mm256_sqrt_ps(vn2)));
+				}
+				if (MODEL == MODEL_VICSEK) {
+					hx = _mm256_mul_ps(wx, hv);
+					hy = _mm256_mul_ps(wy, hv);
+					if (DIMS == 3)
+						hz = _mm256_mul_ps(hz, hv);
+				}
+				ali0 = _mm256_add_ps(ali0, _mm256_and_ps(ma, hx));
+				ali1 = _mm256_add_ps(ali1, _mm256_and_ps(ma, hy));
+				if (DIMS == 3)
+					ali2 = _mm256_add_ps(ali2, _mm256_and_ps(ma, hz));
 			}
 			/* the generic loop's counts: its masks are -1 a lane */
-			nsep = _mm256_add_epi32(nsep, _mm256_castps_si256(ms));
-			nali = _mm256_add_epi32(nali, _mm256_castps_si256(ma));
-			if (!SAME_AC)
+			if (MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
+				nsep = _mm256_add_epi32(nsep, _mm256_castps_si256(ms));
+			if (MODEL != MODEL_SLERP)
+				nali = _mm256_add_epi32(nali, _mm256_castps_si256(ma));
+			if (!SAME_AC && MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
 				ncoh = _mm256_add_epi32(ncoh, _mm256_castps_si256(mc));
 			jv = _mm256_add_epi32(jv, four);
 		}
@@ -625,6 +752,7 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 }
 #undef REYNOLDS_REDUCE
 #undef RQ_PLAIN
+#undef RQ_UNIT_W
 #endif
 
 /* One instance of the loop per dimension, model and hue, so that none of
@@ -689,24 +817,26 @@ GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 #define SPANS gather_spans_x4
 GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 
-/* Reynolds' model seeing all round without a hue, and the models whose
- * sums have its shape (simple, blend, accelerate), take its kernel for one
- * to four boids: at the AVX-512 level reynolds_quad, a quad with its last
+/* Every model but Couzin's, seeing all round without a hue, takes a
+ * kernel for one to four boids: at the AVX-512 level reynolds_quad, a quad with its last
  * boid repeated costing what a pair or a single boid does there (512-bit
  * operations at the 256-bit rate on Zen 5), the same bits; at the AVX2
  * level reynolds_pair for pairs and single boids. Measured, pinned, 2D 1M
  * neighbours and update with the AVX-512 pairs through the quad: 0.380 ->
  * 0.367 s, 3D 0.899 -> 0.861 s. */
-#define KERNEL_DIMS(KERNEL, M)                                                         \
+#define KERNEL_DIMS(KERNEL, M, SAME, UNIFORM)                                           \
 	do {                                                                           \
-		if (f->dims == 2 && same_)                                             \
-			KERNEL(f, rp, k, nb, sp, nsp, 2, M, 1, acc);                   \
-		else if (f->dims == 2)                                                 \
-			KERNEL(f, rp, k, nb, sp, nsp, 2, M, 0, acc);                   \
-		else if (same_)                                                        \
-			KERNEL(f, rp, k, nb, sp, nsp, 3, M, 1, acc);                   \
+		if (f->dims == 2)                                                      \
+			KERNEL(f, rp, k, nb, sp, nsp, 2, M, SAME, UNIFORM, acc);       \
 		else                                                                   \
-			KERNEL(f, rp, k, nb, sp, nsp, 3, M, 0, acc);                   \
+			KERNEL(f, rp, k, nb, sp, nsp, 3, M, SAME, UNIFORM, acc);       \
+	} while (0)
+#define KERNEL_AC(KERNEL, M)                                                           \
+	do {                                                                           \
+		if (rp->r2_ali == rp->r2_coh)                                          \
+			KERNEL_DIMS(KERNEL, M, 1, 0);                                  \
+		else                                                                   \
+			KERNEL_DIMS(KERNEL, M, 0, 0);                                  \
 	} while (0)
 #define GATHER_REYNOLDS(NAME, GENERIC, KERNEL, TARGET)                                 \
 	TARGET static void NAME(const struct flock *f,                                 \
@@ -715,20 +845,30 @@ GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 					    struct rules_acc *acc)                     \
 	{                                                                              \
 		if (!rp->has_hue && rp->all_round) {                                   \
-			const int same_ = rp->r2_ali == rp->r2_coh;                    \
-                                                                                       \
 			switch (rp->model) {                                           \
 			case MODEL_REYNOLDS:                                           \
-				KERNEL_DIMS(KERNEL, MODEL_REYNOLDS);                   \
+				KERNEL_AC(KERNEL, MODEL_REYNOLDS);                     \
 				return;                                                \
 			case MODEL_SIMPLE: /* blend's sums are simple's */             \
 			case MODEL_BLEND:                                              \
-				KERNEL_DIMS(KERNEL, MODEL_SIMPLE);                     \
+				KERNEL_AC(KERNEL, MODEL_SIMPLE);                       \
 				return;                                                \
 			case MODEL_ACCELERATE:                                         \
-				KERNEL_DIMS(KERNEL, MODEL_ACCELERATE);                 \
+				KERNEL_AC(KERNEL, MODEL_ACCELERATE);                   \
 				return;                                                \
-			default:                                                       \
+			case MODEL_INERTIA:                                            \
+				KERNEL_DIMS(KERNEL, MODEL_INERTIA, 0, 0);              \
+				return;                                                \
+			case MODEL_SLERP:                                              \
+				KERNEL_DIMS(KERNEL, MODEL_SLERP, 0, 0);                \
+				return;                                                \
+			case MODEL_VICSEK:                                             \
+				if (rp->uniform_speed)                                 \
+					KERNEL_DIMS(KERNEL, MODEL_VICSEK, 0, 1);       \
+				else                                                   \
+					KERNEL_DIMS(KERNEL, MODEL_VICSEK, 0, 0);       \
+				return;                                                \
+			case MODEL_COUZIN:                                             \
 				break;                                                 \
 			}                                                              \
 		}                                                                      \
@@ -744,6 +884,7 @@ GATHER_REYNOLDS(gather_pair_avx2, gather_pair_generic_avx2, reynolds_pair, GRID_
 GATHER_REYNOLDS(gather_fast_avx2, gather_fast_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
 #undef GATHER_REYNOLDS
 #undef KERNEL_DIMS
+#undef KERNEL_AC
 #endif
 #undef SPANS
 #undef GATHER_FN
