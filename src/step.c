@@ -425,20 +425,23 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
  * the same loop: simple and blend (separation sums d unweighted, with no
  * test of d2 > 0), accelerate (d / |d|), inertia (one mask, |d| < r_ali,
  * and d (1/max(|d|, 1e-6) - 1/r_ali)), slerp (d within r_coh, d within
- * r_sep, the speeds |v_j|) and Vicsek (unit headings; UNIFORM: of one
- * speed, v_j / speed.max). Each the generic loop's operations in the same
+ * r_sep, the speeds |v_j|), Vicsek (unit headings; UNIFORM: of one
+ * speed, v_j / speed.max) and Couzin (three exclusive zones, unit
+ * directions and headings). FOV: a field of view narrower than all round,
+ * rules_lanes_add's test of it in the same operations, boids standing
+ * still seeing all round. Each the generic loop's operations in the same
  * order, so the same bits. Pinned, one thread, 1e5 boids, neighbours and
  * update, generic loop -> kernel: 2D 1.16x (Vicsek, whose update is
- * scalar) to 1.57x (simple), 3D 1.2x to 1.6x (docs/PERFORMANCE.md).
- * Couzin's model keeps the generic loop (three exclusive zones, and
- * mostly a blind angle). */
+ * scalar) to 1.57x (simple), 3D 1.2x to 1.6x (docs/PERFORMANCE.md). */
 #define RQ_PLAIN(M) ((M) == MODEL_SIMPLE || (M) == MODEL_BLEND)
 /* the models whose separation sums d itself */
 #define RQ_UNIT_W(M) (RQ_PLAIN(M) || (M) == MODEL_SLERP || (M) == MODEL_VICSEK)
+/* the models whose alignment sums unit headings */
+#define RQ_HEADING(M) ((M) == MODEL_VICSEK || (M) == MODEL_COUZIN)
 GRID_AVX512_TARGET static inline __attribute__((always_inline)) void
 reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	      const int SAME_AC, const int UNIFORM, struct rules_acc acc[4])
+	      const int SAME_AC, const int UNIFORM, const int FOV, struct rules_acc acc[4])
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
@@ -459,6 +462,22 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 	const __m512 yi = _mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(py + k)));
 	const __m512 zi = DIMS == 3 ?
 		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(pz + k))) : zero;
+	/* the field of view (FOV): each boid's velocity in its lanes, |v_i|^2
+	 * as rules_self_init sums it, and the lanes of boids standing still,
+	 * which see all round */
+	const __m512 vix = FOV ?
+		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(vx + k))) : zero;
+	const __m512 viy = FOV ?
+		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(vy + k))) : zero;
+	const __m512 viz = FOV && DIMS == 3 ?
+		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(vz + k))) : zero;
+	const __m512 vi2 = DIMS == 3 ?
+		_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(vix, vix), _mm512_mul_ps(viy, viy)),
+			      _mm512_mul_ps(viz, viz)) :
+		_mm512_add_ps(_mm512_mul_ps(vix, vix), _mm512_mul_ps(viy, viy));
+	const __mmask16 blind = FOV ? _mm512_cmp_ps_mask(vi2, zero, _CMP_EQ_OQ) : 0xffff;
+	const __m512 cos2 = _mm512_set1_ps(rp->cos2_half_view);
+	const int front = rp->cos_half_view >= 0.0f;
 	__m512 sep0 = zero, sep1 = zero, sep2 = zero, ali0 = zero, ali1 = zero, ali2 = zero;
 	__m512 coh0 = zero, coh1 = zero, coh2 = zero;
 	__m512i nsep = _mm512_setzero_si512(), nali = nsep, ncoh = nsep;
@@ -478,8 +497,8 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 		__m512i jv = _mm512_add_epi32(_mm512_set1_epi32((int32_t)sp[s].start), lane);
 
 		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
-			const __mmask16 valid = _mm512_cmplt_epu32_mask(jv, endv) &
-						_mm512_cmpneq_epi32_mask(jv, kself);
+			__mmask16 valid = _mm512_cmplt_epu32_mask(jv, endv) &
+					  _mm512_cmpneq_epi32_mask(jv, kself);
 			const __m512 dx = _mm512_add_ps(_mm512_sub_ps(
 				_mm512_broadcast_f32x4(_mm_loadu_ps(px + j0)), xi), c0);
 			const __m512 dy = _mm512_add_ps(_mm512_sub_ps(
@@ -488,6 +507,7 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 			const __m512 wy = _mm512_broadcast_f32x4(_mm_loadu_ps(vy + j0));
 			__m512 d2 = _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy));
 			__m512 dz = zero, w;
+			__m512 tx, ty, tz = zero; /* separation's term */
 			__mmask16 ms, ma, mc;
 
 			if (DIMS == 3) {
@@ -495,8 +515,23 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 					_mm512_broadcast_f32x4(_mm_loadu_ps(pz + j0)), zi), c2);
 				d2 = _mm512_add_ps(d2, _mm512_mul_ps(dz, dz));
 			}
-			__m512 tx, ty, tz = zero; /* what separation subtracts */
 
+			if (FOV) {
+				/* rules_lanes_add's test: the angle between v_i and d
+				 * at most view_angle / 2, as dot >= |d||v_i| cos, squared */
+				__m512 dot = _mm512_add_ps(_mm512_mul_ps(dx, vix), _mm512_mul_ps(dy, viy));
+				__m512 q, lim;
+				__mmask16 ahead, seen;
+
+				if (DIMS == 3)
+					dot = _mm512_add_ps(dot, _mm512_mul_ps(dz, viz));
+				q = _mm512_mul_ps(dot, dot);
+				lim = _mm512_mul_ps(_mm512_mul_ps(cos2, d2), vi2);
+				ahead = _mm512_cmp_ps_mask(dot, zero, _CMP_GE_OQ);
+				seen = front ? ahead & _mm512_cmp_ps_mask(q, lim, _CMP_GE_OQ) :
+					       ahead | _mm512_cmp_ps_mask(q, lim, _CMP_LE_OQ);
+				valid &= blind | seen;
+			}
 			if (MODEL == MODEL_INERTIA) {
 				/* one mask, |d| < r_ali; w = 1/max(|d|, 1e-6) - 1/r_ali
 				 * (max_ps(w, lo) is w > lo ? w : lo, the generic select) */
@@ -512,6 +547,19 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 				ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
 				ms = mc = 0;
 				w = one;
+			} else if (MODEL == MODEL_COUZIN) {
+				/* three exclusive zones of those apart; unit directions */
+				const __mmask16 apart = _mm512_mask_cmp_ps_mask(valid, d2, zero,
+										_CMP_GT_OQ);
+				const __mmask16 out = _mm512_mask_cmp_ps_mask(apart, d2, r2s,
+									      _CMP_GT_OQ);
+
+				ms = _mm512_mask_cmp_ps_mask(apart, d2, r2s, _CMP_LE_OQ);
+				ma = _mm512_mask_cmp_ps_mask(out, d2, r2a, _CMP_LE_OQ);
+				mc = _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(out, d2, r2a,
+										     _CMP_GT_OQ),
+							     d2, r2c, _CMP_LE_OQ);
+				w = _mm512_div_ps(one, _mm512_sqrt_ps(d2));
 			} else {
 				ms = _mm512_mask_cmp_ps_mask(valid, d2, r2s, _CMP_LE_OQ);
 				if (!RQ_PLAIN(MODEL))
@@ -529,16 +577,22 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 			ty = RQ_UNIT_W(MODEL) ? dy : _mm512_mul_ps(dy, w);
 			if (DIMS == 3)
 				tz = RQ_UNIT_W(MODEL) ? dz : _mm512_mul_ps(dz, w);
+			/* separation subtracts its term, cohesion adds d; Couzin's
+			 * repulsion and attraction both add d / |d| */
+#define RQ_SEP(a, t) (MODEL == MODEL_COUZIN ? _mm512_mask_add_ps(a, ms, a, t) : \
+					      _mm512_mask_sub_ps(a, ms, a, t))
 			if (MODEL != MODEL_VICSEK) {
-				sep0 = _mm512_mask_sub_ps(sep0, ms, sep0, tx);
-				sep1 = _mm512_mask_sub_ps(sep1, ms, sep1, ty);
-				coh0 = _mm512_mask_add_ps(coh0, mc, coh0, dx);
-				coh1 = _mm512_mask_add_ps(coh1, mc, coh1, dy);
+				sep0 = RQ_SEP(sep0, tx);
+				sep1 = RQ_SEP(sep1, ty);
+				coh0 = _mm512_mask_add_ps(coh0, mc, coh0, MODEL == MODEL_COUZIN ? tx : dx);
+				coh1 = _mm512_mask_add_ps(coh1, mc, coh1, MODEL == MODEL_COUZIN ? ty : dy);
 				if (DIMS == 3) {
-					sep2 = _mm512_mask_sub_ps(sep2, ms, sep2, tz);
-					coh2 = _mm512_mask_add_ps(coh2, mc, coh2, dz);
+					sep2 = RQ_SEP(sep2, tz);
+					coh2 = _mm512_mask_add_ps(coh2, mc, coh2,
+								  MODEL == MODEL_COUZIN ? tz : dz);
 				}
 			}
+#undef RQ_SEP
 			if (MODEL == MODEL_SLERP) {
 				/* slerp's ali[0]: the speeds |v_j| of those within r_coh */
 				__m512 vn2 = _mm512_add_ps(_mm512_mul_ps(wx, wx), _mm512_mul_ps(wy, wy));
@@ -556,7 +610,7 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 
 				if (DIMS == 3)
 					hz = _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0));
-				if (MODEL == MODEL_VICSEK && !UNIFORM) {
+				if (RQ_HEADING(MODEL) && !UNIFORM) {
 					__m512 vn2 = _mm512_add_ps(_mm512_mul_ps(wx, wx),
 								   _mm512_mul_ps(wy, wy));
 
@@ -565,7 +619,7 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 					hv = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(vn2, zero, _CMP_GT_OQ),
 								 one, _mm512_sqrt_ps(vn2));
 				}
-				if (MODEL == MODEL_VICSEK) {
+				if (RQ_HEADING(MODEL)) {
 					hx = _mm512_mul_ps(wx, hv);
 					hy = _mm512_mul_ps(wy, hv);
 					if (DIMS == 3)
@@ -606,7 +660,7 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 GRID_AVX2_TARGET static inline __attribute__((always_inline)) void
 reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	      const int SAME_AC, const int UNIFORM, struct rules_acc acc[2])
+	      const int SAME_AC, const int UNIFORM, const int FOV, struct rules_acc acc[2])
 {
 	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
 	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
@@ -627,6 +681,20 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 						   self);
 	const __m256 zi = DIMS == 3 ? _mm256_permutevar8x32_ps(
 		_mm256_castps128_ps256(_mm_loadu_ps(pz + k)), self) : zero;
+	/* the field of view, as in reynolds_quad */
+	const __m256 vix = FOV ? _mm256_permutevar8x32_ps(
+		_mm256_castps128_ps256(_mm_loadu_ps(vx + k)), self) : zero;
+	const __m256 viy = FOV ? _mm256_permutevar8x32_ps(
+		_mm256_castps128_ps256(_mm_loadu_ps(vy + k)), self) : zero;
+	const __m256 viz = FOV && DIMS == 3 ? _mm256_permutevar8x32_ps(
+		_mm256_castps128_ps256(_mm_loadu_ps(vz + k)), self) : zero;
+	const __m256 vi2 = DIMS == 3 ?
+		_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(vix, vix), _mm256_mul_ps(viy, viy)),
+			      _mm256_mul_ps(viz, viz)) :
+		_mm256_add_ps(_mm256_mul_ps(vix, vix), _mm256_mul_ps(viy, viy));
+	const __m256 blind = _mm256_cmp_ps(vi2, zero, _CMP_EQ_OQ);
+	const __m256 cos2 = _mm256_set1_ps(rp->cos2_half_view);
+	const int front = rp->cos_half_view >= 0.0f;
 	__m256 sep0 = zero, sep1 = zero, sep2 = zero, ali0 = zero, ali1 = zero, ali2 = zero;
 	__m256 coh0 = zero, coh1 = zero, coh2 = zero;
 	__m256i nsep = _mm256_setzero_si256(), nali = nsep, ncoh = nsep;
@@ -642,24 +710,37 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 		size_t j0;
 
 		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
-			const __m256 valid = _mm256_castsi256_ps(_mm256_andnot_si256(
+			__m256 valid = _mm256_castsi256_ps(_mm256_andnot_si256(
 				_mm256_cmpeq_epi32(jv, kself), _mm256_cmpgt_epi32(endv, jv)));
 			const __m256 dx = _mm256_add_ps(_mm256_sub_ps(
 				_mm256_broadcast_ps((const __m128 *)(px + j0)), xi), c0);
 			const __m256 dy = _mm256_add_ps(_mm256_sub_ps(
 				_mm256_broadcast_ps((const __m128 *)(py + j0)), yi), c1);
 			__m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
+			const __m256 wx = _mm256_broadcast_ps((const __m128 *)(vx + j0));
+			const __m256 wy = _mm256_broadcast_ps((const __m128 *)(vy + j0));
 			__m256 dz = zero, w, ms, ma, mc;
+			__m256 tx, ty, tz = zero; /* separation's term */
 
 			if (DIMS == 3) {
 				dz = _mm256_add_ps(_mm256_sub_ps(
 					_mm256_broadcast_ps((const __m128 *)(pz + j0)), zi), c2);
 				d2 = _mm256_add_ps(d2, _mm256_mul_ps(dz, dz));
 			}
-			const __m256 wx = _mm256_broadcast_ps((const __m128 *)(vx + j0));
-			const __m256 wy = _mm256_broadcast_ps((const __m128 *)(vy + j0));
-			__m256 tx, ty, tz = zero; /* what separation subtracts */
 
+			if (FOV) {
+				__m256 dot = _mm256_add_ps(_mm256_mul_ps(dx, vix), _mm256_mul_ps(dy, viy));
+				__m256 q, lim, ahead, seen;
+
+				if (DIMS == 3)
+					dot = _mm256_add_ps(dot, _mm256_mul_ps(dz, viz));
+				q = _mm256_mul_ps(dot, dot);
+				lim = _mm256_mul_ps(_mm256_mul_ps(cos2, d2), vi2);
+				ahead = _mm256_cmp_ps(dot, zero, _CMP_GE_OQ);
+				seen = front ? _mm256_and_ps(ahead, _mm256_cmp_ps(q, lim, _CMP_GE_OQ)) :
+					       _mm256_or_ps(ahead, _mm256_cmp_ps(q, lim, _CMP_LE_OQ));
+				valid = _mm256_and_ps(valid, _mm256_or_ps(blind, seen));
+			}
 			if (MODEL == MODEL_INERTIA) {
 				ms = ma = mc = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LT_OQ));
 				w = _mm256_sub_ps(_mm256_div_ps(one, _mm256_max_ps(_mm256_sqrt_ps(d2),
@@ -673,6 +754,17 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 				ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
 				ms = mc = zero;
 				w = one;
+			} else if (MODEL == MODEL_COUZIN) {
+				const __m256 apart = _mm256_and_ps(valid,
+								   _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
+				const __m256 out = _mm256_and_ps(apart,
+								 _mm256_cmp_ps(d2, r2s, _CMP_GT_OQ));
+
+				ms = _mm256_and_ps(apart, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
+				ma = _mm256_and_ps(out, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
+				mc = _mm256_and_ps(_mm256_and_ps(out, _mm256_cmp_ps(d2, r2a, _CMP_GT_OQ)),
+						   _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
+				w = _mm256_div_ps(one, _mm256_sqrt_ps(d2));
 			} else {
 				ms = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
 				if (!RQ_PLAIN(MODEL))
@@ -688,16 +780,20 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 			ty = RQ_UNIT_W(MODEL) ? dy : _mm256_mul_ps(dy, w);
 			if (DIMS == 3)
 				tz = RQ_UNIT_W(MODEL) ? dz : _mm256_mul_ps(dz, w);
+#define RQ_SEP(a, t) (MODEL == MODEL_COUZIN ? _mm256_add_ps(a, _mm256_and_ps(ms, t)) : \
+					      _mm256_sub_ps(a, _mm256_and_ps(ms, t)))
 			if (MODEL != MODEL_VICSEK) {
-				sep0 = _mm256_sub_ps(sep0, _mm256_and_ps(ms, tx));
-				sep1 = _mm256_sub_ps(sep1, _mm256_and_ps(ms, ty));
-				coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, dx));
-				coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, dy));
+				sep0 = RQ_SEP(sep0, tx);
+				sep1 = RQ_SEP(sep1, ty);
+				coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, MODEL == MODEL_COUZIN ? tx : dx));
+				coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, MODEL == MODEL_COUZIN ? ty : dy));
 				if (DIMS == 3) {
-					sep2 = _mm256_sub_ps(sep2, _mm256_and_ps(ms, tz));
-					coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc, dz));
+					sep2 = RQ_SEP(sep2, tz);
+					coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc,
+							      MODEL == MODEL_COUZIN ? tz : dz));
 				}
 			}
+#undef RQ_SEP
 			if (MODEL == MODEL_SLERP) {
 				__m256 vn2 = _mm256_add_ps(_mm256_mul_ps(wx, wx), _mm256_mul_ps(wy, wy));
 
@@ -712,7 +808,7 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 
 				if (DIMS == 3)
 					hz = _mm256_broadcast_ps((const __m128 *)(vz + j0));
-				if (MODEL == MODEL_VICSEK && !UNIFORM) {
+				if (RQ_HEADING(MODEL) && !UNIFORM) {
 					__m256 vn2 = _mm256_add_ps(_mm256_mul_ps(wx, wx),
 								   _mm256_mul_ps(wy, wy));
 
@@ -721,7 +817,7 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 					hv = _mm256_and_ps(_mm256_cmp_ps(vn2, zero, _CMP_GT_OQ),
 							   _mm256_div_ps(one, _mm256_sqrt_ps(vn2)));
 				}
-				if (MODEL == MODEL_VICSEK) {
+				if (RQ_HEADING(MODEL)) {
 					hx = _mm256_mul_ps(wx, hv);
 					hy = _mm256_mul_ps(wy, hv);
 					if (DIMS == 3)
@@ -753,6 +849,7 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 #undef REYNOLDS_REDUCE
 #undef RQ_PLAIN
 #undef RQ_UNIT_W
+#undef RQ_HEADING
 #endif
 
 /* One instance of the loop per dimension, model and hue, so that none of
@@ -817,74 +914,110 @@ GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 #define SPANS gather_spans_x4
 GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 
-/* Every model but Couzin's, seeing all round without a hue, takes a
- * kernel for one to four boids: at the AVX-512 level reynolds_quad, a quad with its last
+/* Every model without a hue takes a kernel for one to four boids (with
+ * its field of view, where it has one): at the AVX-512 level reynolds_quad, a quad with its last
  * boid repeated costing what a pair or a single boid does there (512-bit
  * operations at the 256-bit rate on Zen 5), the same bits; at the AVX2
  * level reynolds_pair for pairs and single boids. Measured, pinned, 2D 1M
  * neighbours and update with the AVX-512 pairs through the quad: 0.380 ->
  * 0.367 s, 3D 0.899 -> 0.861 s. */
-#define KERNEL_DIMS(KERNEL, M, SAME, UNIFORM)                                           \
+#define KERNEL_DIMS(KERNEL, M, SAME, UNIFORM, FOV)                                      \
 	do {                                                                           \
 		if (f->dims == 2)                                                      \
-			KERNEL(f, rp, k, nb, sp, nsp, 2, M, SAME, UNIFORM, acc);       \
+			KERNEL(f, rp, k, nb, sp, nsp, 2, M, SAME, UNIFORM, FOV, acc);  \
 		else                                                                   \
-			KERNEL(f, rp, k, nb, sp, nsp, 3, M, SAME, UNIFORM, acc);       \
+			KERNEL(f, rp, k, nb, sp, nsp, 3, M, SAME, UNIFORM, FOV, acc);  \
 	} while (0)
-#define KERNEL_AC(KERNEL, M)                                                           \
+/* alignment's and cohesion's radii one (all round only) or not */
+#define KERNEL_AC(KERNEL, M, FOV)                                                      \
 	do {                                                                           \
-		if (rp->r2_ali == rp->r2_coh)                                          \
-			KERNEL_DIMS(KERNEL, M, 1, 0);                                  \
+		if (!(FOV) && rp->r2_ali == rp->r2_coh)                                \
+			KERNEL_DIMS(KERNEL, M, 1, 0, FOV);                             \
 		else                                                                   \
-			KERNEL_DIMS(KERNEL, M, 0, 0);                                  \
+			KERNEL_DIMS(KERNEL, M, 0, 0, FOV);                             \
 	} while (0)
-#define GATHER_REYNOLDS(NAME, GENERIC, KERNEL, TARGET)                                 \
+/* Vicsek and Couzin: velocities of one speed or not */
+#define KERNEL_SPEED(KERNEL, M, FOV)                                                   \
+	do {                                                                           \
+		if (rp->uniform_speed)                                                 \
+			KERNEL_DIMS(KERNEL, M, 0, 1, FOV);                             \
+		else                                                                   \
+			KERNEL_DIMS(KERNEL, M, 0, 0, FOV);                             \
+	} while (0)
+/* Each model's kernel, all round (FOV 0) or with a field of view (Vicsek's
+ * model sees all round); returns from the function. */
+#define KERNEL_MODELS(KERNEL, FOV)                                                     \
+	do {                                                                           \
+		switch (rp->model) {                                                   \
+		case MODEL_REYNOLDS:                                                   \
+			KERNEL_AC(KERNEL, MODEL_REYNOLDS, FOV);                        \
+			return 1;                                                      \
+		case MODEL_SIMPLE: /* blend's sums are simple's */                     \
+		case MODEL_BLEND:                                                      \
+			KERNEL_AC(KERNEL, MODEL_SIMPLE, FOV);                          \
+			return 1;                                                      \
+		case MODEL_ACCELERATE:                                                 \
+			KERNEL_AC(KERNEL, MODEL_ACCELERATE, FOV);                      \
+			return 1;                                                      \
+		case MODEL_INERTIA:                                                    \
+			KERNEL_DIMS(KERNEL, MODEL_INERTIA, 0, 0, FOV);                 \
+			return 1;                                                      \
+		case MODEL_SLERP:                                                      \
+			KERNEL_DIMS(KERNEL, MODEL_SLERP, 0, 0, FOV);                   \
+			return 1;                                                      \
+		case MODEL_COUZIN:                                                     \
+			KERNEL_SPEED(KERNEL, MODEL_COUZIN, FOV);                       \
+			return 1;                                                      \
+		case MODEL_VICSEK:                                                     \
+			if (!(FOV)) {                                                  \
+				KERNEL_SPEED(KERNEL, MODEL_VICSEK, 0);                 \
+				return 1;                                              \
+			}                                                              \
+			break;                                                         \
+		}                                                                      \
+		return 0;                                                              \
+	} while (0)
+/* NAME: the kernels of one instruction set, in one function (each kernel
+ * inlined once, whichever loop calls it: the text and the build stay
+ * small); 1 where a kernel took the boids, 0 where the generic loop must. */
+#define KERNELS_FN(NAME, KERNEL, TARGET)                                               \
+	TARGET static __attribute__((noinline)) int NAME(const struct flock *f,       \
+							 const struct rules_params *rp, \
+							 size_t k, int nb,             \
+							 const struct span *sp, int nsp, \
+							 struct rules_acc *acc)        \
+	{                                                                              \
+		if (rp->has_hue)                                                       \
+			return 0;                                                      \
+		if (rp->all_round)                                                     \
+			KERNEL_MODELS(KERNEL, 0);                                      \
+		KERNEL_MODELS(KERNEL, 1);                                              \
+	}
+KERNELS_FN(kernels_avx512, reynolds_quad, GRID_AVX512_TARGET)
+KERNELS_FN(kernels_avx2, reynolds_pair, GRID_AVX2_TARGET)
+#define GATHER_REYNOLDS(NAME, GENERIC, KERNELS, TARGET)                                \
 	TARGET static void NAME(const struct flock *f,                                 \
 					    const struct rules_params *rp, size_t k,  \
 					    int nb, const struct span *sp, int nsp,    \
 					    struct rules_acc *acc)                     \
 	{                                                                              \
-		if (!rp->has_hue && rp->all_round) {                                   \
-			switch (rp->model) {                                           \
-			case MODEL_REYNOLDS:                                           \
-				KERNEL_AC(KERNEL, MODEL_REYNOLDS);                     \
-				return;                                                \
-			case MODEL_SIMPLE: /* blend's sums are simple's */             \
-			case MODEL_BLEND:                                              \
-				KERNEL_AC(KERNEL, MODEL_SIMPLE);                       \
-				return;                                                \
-			case MODEL_ACCELERATE:                                         \
-				KERNEL_AC(KERNEL, MODEL_ACCELERATE);                   \
-				return;                                                \
-			case MODEL_INERTIA:                                            \
-				KERNEL_DIMS(KERNEL, MODEL_INERTIA, 0, 0);              \
-				return;                                                \
-			case MODEL_SLERP:                                              \
-				KERNEL_DIMS(KERNEL, MODEL_SLERP, 0, 0);                \
-				return;                                                \
-			case MODEL_VICSEK:                                             \
-				if (rp->uniform_speed)                                 \
-					KERNEL_DIMS(KERNEL, MODEL_VICSEK, 0, 1);       \
-				else                                                   \
-					KERNEL_DIMS(KERNEL, MODEL_VICSEK, 0, 0);       \
-				return;                                                \
-			case MODEL_COUZIN:                                             \
-				break;                                                 \
-			}                                                              \
-		}                                                                      \
-		GENERIC(f, rp, k, nb, sp, nsp, acc);                                   \
+		if (!KERNELS(f, rp, k, nb, sp, nsp, acc))                              \
+			GENERIC(f, rp, k, nb, sp, nsp, acc);                           \
 	}
-GATHER_REYNOLDS(gather_quad_avx512, gather_quad_generic_avx512, reynolds_quad,
+GATHER_REYNOLDS(gather_quad_avx512, gather_quad_generic_avx512, kernels_avx512,
 		GRID_AVX512_TARGET)
-GATHER_REYNOLDS(gather_fast_avx512, gather_fast_generic_avx512, reynolds_quad,
+GATHER_REYNOLDS(gather_fast_avx512, gather_fast_generic_avx512, kernels_avx512,
 		GRID_AVX512_TARGET)
-GATHER_REYNOLDS(gather_pair_avx512, gather_pair_generic_avx512, reynolds_quad,
+GATHER_REYNOLDS(gather_pair_avx512, gather_pair_generic_avx512, kernels_avx512,
 		GRID_AVX512_TARGET)
-GATHER_REYNOLDS(gather_pair_avx2, gather_pair_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
-GATHER_REYNOLDS(gather_fast_avx2, gather_fast_generic_avx2, reynolds_pair, GRID_AVX2_TARGET)
+GATHER_REYNOLDS(gather_pair_avx2, gather_pair_generic_avx2, kernels_avx2, GRID_AVX2_TARGET)
+GATHER_REYNOLDS(gather_fast_avx2, gather_fast_generic_avx2, kernels_avx2, GRID_AVX2_TARGET)
 #undef GATHER_REYNOLDS
+#undef KERNELS_FN
+#undef KERNEL_MODELS
 #undef KERNEL_DIMS
 #undef KERNEL_AC
+#undef KERNEL_SPEED
 #endif
 #undef SPANS
 #undef GATHER_FN
