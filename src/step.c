@@ -359,14 +359,14 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
 #endif
 
 #ifdef GRID_AVX512
-/* The reduction of reynolds_quad and reynolds_pair, rules_lanes_reduce's
+/* The reduction of kernel_quad and kernel_pair, rules_lanes_reduce's
  * in vectors: each boid's four lanes added lane 0 first ((((0 + l0) + l1)
  * + l2) + l3, the same order), with in-lane permutes; the counts, integers,
  * in any order. sum[i] holds sep 0-2, ali 0-2, coh 0-2; cnt[i] n_sep,
  * n_ali, n_coh as the generic loop keeps them (minus one a lane). The
  * generic reduction read its sums back lane by lane: about a fifth of a
  * quad's time in a 2D run. */
-#define REYNOLDS_REDUCE(W, VF, VI, PRE, CAST_PS, CAST_SI)                              \
+#define KERNEL_REDUCE(W, VF, VI, PRE, CAST_PS, CAST_SI)                              \
 	do {                                                                          \
 		float fs_[9][W];                                                      \
 		int32_t is_[3][W];                                                    \
@@ -403,8 +403,9 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
 		}                                                                     \
 	} while (0)
 
-/* gather_spans_x4 for Reynolds' model seeing all round without a hue (the
- * default model and the bench's), with AVX-512's masked adds: a sum's
+/* gather_spans_x4 for a model without a hue (first written for Reynolds'
+ * model seeing all round, the default and the bench's; see MODEL below),
+ * with AVX-512's masked adds: a sum's
  * lanes whose mask is clear are left as they are, where the generic code
  * adds the +0 of a select. The two agree bit for bit: a lane's sum starts
  * at +0 and an IEEE sum is -0 only from -0 + -0, so it is never -0, and
@@ -419,7 +420,7 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
  * scenarios), so their masks are one and so are their counts: a compare
  * and a count fewer a group, the same bits. Pinned, one thread, 1M,
  * neighbours and update: 2D 0.420-0.435 -> 0.408-0.414 s, 3D 0.546-0.668
- * -> 0.529-0.565 s; at the AVX2 level (reynolds_pair) 2D 0.762-0.779 ->
+ * -> 0.529-0.565 s; at the AVX2 level (kernel_pair) 2D 0.762-0.779 ->
  * 0.722-0.738 s, 3D 1.077-1.202 -> 1.021-1.027 s (docs/PERFORMANCE.md).
  * MODEL: Reynolds, or another model's masks and sums (rules_lanes.h) in
  * the same loop: simple and blend (separation sums d unweighted, with no
@@ -439,7 +440,7 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
 /* the models whose alignment sums unit headings */
 #define RQ_HEADING(M) ((M) == MODEL_VICSEK || (M) == MODEL_COUZIN)
 GRID_AVX512_TARGET static inline __attribute__((always_inline)) void
-reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
+kernel_quad(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
 	      const int SAME_AC, const int UNIFORM, const int FOV, struct rules_acc acc[4])
 {
@@ -645,20 +646,20 @@ reynolds_quad(const struct flock *f, const struct rules_params *rp, size_t k, in
 		const __m512 sum[9] = {sep0, sep1, sep2, ali0, ali1, ali2, coh0, coh1, coh2};
 		const __m512i cnt[3] = {nsep, nali, SAME_AC ? nali : ncoh};
 
-		REYNOLDS_REDUCE(16, __m512, __m512i, _mm512, _mm512_castsi512_ps,
+		KERNEL_REDUCE(16, __m512, __m512i, _mm512, _mm512_castsi512_ps,
 				_mm512_castps_si512);
 	}
 }
 #endif
 
 #ifdef GRID_AVX512
-/* reynolds_quad's loop for AVX2, two boids in 8 lanes (gather_spans_x2's
+/* kernel_quad's loop for AVX2, two boids in 8 lanes (gather_spans_x2's
  * operations for the same case). AVX2 has no mask registers, so each sum
  * keeps the generic AND of its mask; what is saved is the scalar bounds
  * of each group: a lane's validity comes from its slot, counted up by 4,
  * compared as unsigned through a bias of 2^31 (AVX2 compares signed). */
 GRID_AVX2_TARGET static inline __attribute__((always_inline)) void
-reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
+kernel_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
 	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
 	      const int SAME_AC, const int UNIFORM, const int FOV, struct rules_acc acc[2])
 {
@@ -681,7 +682,7 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 						   self);
 	const __m256 zi = DIMS == 3 ? _mm256_permutevar8x32_ps(
 		_mm256_castps128_ps256(_mm_loadu_ps(pz + k)), self) : zero;
-	/* the field of view, as in reynolds_quad */
+	/* the field of view, as in kernel_quad */
 	const __m256 vix = FOV ? _mm256_permutevar8x32_ps(
 		_mm256_castps128_ps256(_mm_loadu_ps(vx + k)), self) : zero;
 	const __m256 viy = FOV ? _mm256_permutevar8x32_ps(
@@ -842,11 +843,11 @@ reynolds_pair(const struct flock *f, const struct rules_params *rp, size_t k, in
 		const __m256 sum[9] = {sep0, sep1, sep2, ali0, ali1, ali2, coh0, coh1, coh2};
 		const __m256i cnt[3] = {nsep, nali, SAME_AC ? nali : ncoh};
 
-		REYNOLDS_REDUCE(8, __m256, __m256i, _mm256, _mm256_castsi256_ps,
+		KERNEL_REDUCE(8, __m256, __m256i, _mm256, _mm256_castsi256_ps,
 				_mm256_castps_si256);
 	}
 }
-#undef REYNOLDS_REDUCE
+#undef KERNEL_REDUCE
 #undef RQ_PLAIN
 #undef RQ_UNIT_W
 #undef RQ_HEADING
@@ -915,10 +916,10 @@ GATHER_FN(gather_pair_generic_avx2, GRID_AVX2_TARGET)
 GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 
 /* Every model without a hue takes a kernel for one to four boids (with
- * its field of view, where it has one): at the AVX-512 level reynolds_quad, a quad with its last
- * boid repeated costing what a pair or a single boid does there (512-bit
+ * its field of view, where it has one): at the AVX-512 level
+ * kernel_quad, a quad with its last boid repeated costing what a pair or a single boid does there (512-bit
  * operations at the 256-bit rate on Zen 5), the same bits; at the AVX2
- * level reynolds_pair for pairs and single boids. Measured, pinned, 2D 1M
+ * level kernel_pair for pairs and single boids. Measured, pinned, 2D 1M
  * neighbours and update with the AVX-512 pairs through the quad: 0.380 ->
  * 0.367 s, 3D 0.899 -> 0.861 s. */
 #define KERNEL_DIMS(KERNEL, M, SAME, UNIFORM, FOV)                                      \
@@ -993,8 +994,8 @@ GATHER_FN(gather_quad_generic_avx512, GRID_AVX512_TARGET)
 			KERNEL_MODELS(KERNEL, 0);                                      \
 		KERNEL_MODELS(KERNEL, 1);                                              \
 	}
-KERNELS_FN(kernels_avx512, reynolds_quad, GRID_AVX512_TARGET)
-KERNELS_FN(kernels_avx2, reynolds_pair, GRID_AVX2_TARGET)
+KERNELS_FN(kernels_avx512, kernel_quad, GRID_AVX512_TARGET)
+KERNELS_FN(kernels_avx2, kernel_pair, GRID_AVX2_TARGET)
 #define GATHER_REYNOLDS(NAME, GENERIC, KERNELS, TARGET)                                \
 	TARGET static void NAME(const struct flock *f,                                 \
 					    const struct rules_params *rp, size_t k,  \
