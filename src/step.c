@@ -439,414 +439,104 @@ GATHER_SPANS_XN(4, x4, BCAST_X4, GRID_AVX512_TARGET)
 #define RQ_UNIT_W(M) (RQ_PLAIN(M) || (M) == MODEL_SLERP || (M) == MODEL_VICSEK)
 /* the models whose alignment sums unit headings */
 #define RQ_HEADING(M) ((M) == MODEL_VICSEK || (M) == MODEL_COUZIN)
-GRID_AVX512_TARGET static inline __attribute__((always_inline)) void
-kernel_quad(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
-	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	      const int SAME_AC, const int UNIFORM, const int FOV, struct rules_acc acc[4])
-{
-	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
-	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
-	const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-	const __m512 r2s = _mm512_set1_ps(rp->r2_sep), r2a = _mm512_set1_ps(rp->r2_ali);
-	const __m512 r2c = _mm512_set1_ps(rp->r2_coh);
-	const __m512 lo6 = _mm512_set1_ps(1e-6f), inv_ra = _mm512_set1_ps(rp->inv_r_ali);
-	const __m512 inv_sp = _mm512_set1_ps(rp->inv_speed);
-	const __m512i ones = _mm512_set1_epi32(1);
-	const __m512i lane = _mm512_set_epi32(3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0);
-	/* boid b of the quad in lanes 4b .. 4b+3; past nb, the last real one */
-	const int o1 = nb > 1 ? 1 : 0, o2 = nb > 2 ? 2 : nb - 1, o3 = nb > 3 ? 3 : nb - 1;
-	const __m512i self = _mm512_set_epi32(o3, o3, o3, o3, o2, o2, o2, o2, o1, o1, o1, o1,
-					      0, 0, 0, 0);
-	const __m512i kself = _mm512_add_epi32(_mm512_set1_epi32((int32_t)k), self);
-	const __m512i four = _mm512_set1_epi32(RULES_LANES);
-	const __m512 xi = _mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(px + k)));
-	const __m512 yi = _mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(py + k)));
-	const __m512 zi = DIMS == 3 ?
-		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(pz + k))) : zero;
-	/* the field of view (FOV): each boid's velocity in its lanes, |v_i|^2
-	 * as rules_self_init sums it, and the lanes of boids standing still,
-	 * which see all round */
-	const __m512 vix = FOV ?
-		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(vx + k))) : zero;
-	const __m512 viy = FOV ?
-		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(vy + k))) : zero;
-	const __m512 viz = FOV && DIMS == 3 ?
-		_mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps(vz + k))) : zero;
-	const __m512 vi2 = DIMS == 3 ?
-		_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(vix, vix), _mm512_mul_ps(viy, viy)),
-			      _mm512_mul_ps(viz, viz)) :
-		_mm512_add_ps(_mm512_mul_ps(vix, vix), _mm512_mul_ps(viy, viy));
-	const __mmask16 blind = FOV ? _mm512_cmp_ps_mask(vi2, zero, _CMP_EQ_OQ) : 0xffff;
-	const __m512 cos2 = _mm512_set1_ps(rp->cos2_half_view);
-	const int front = rp->cos_half_view >= 0.0f;
-	__m512 sep0 = zero, sep1 = zero, sep2 = zero, ali0 = zero, ali1 = zero, ali2 = zero;
-	__m512 coh0 = zero, coh1 = zero, coh2 = zero;
-	__m512i nsep = _mm512_setzero_si512(), nali = nsep, ncoh = nsep;
-	int s;
+/* The kernel itself is written once, in step_kernel.h, for both levels. */
+#define KN_(name) name##_quad
+#define KN_TARGET GRID_AVX512_TARGET
+#define KN_NB 4
+#define KN_VF __m512
+#define KN_VI __m512i
+#define KN_M __mmask16
+#define KN_SET1(x) _mm512_set1_ps(x)
+#define KN_IZERO _mm512_setzero_si512()
+#define KN_ADD _mm512_add_ps
+#define KN_SUB _mm512_sub_ps
+#define KN_MUL _mm512_mul_ps
+#define KN_DIV _mm512_div_ps
+#define KN_SQRT _mm512_sqrt_ps
+#define KN_MAX _mm512_max_ps
+#define KN_BCAST(p) _mm512_broadcast_f32x4(_mm_loadu_ps((p) + j0))
+#define KN_OWN(p) _mm512_permutexvar_ps(self, _mm512_broadcast_f32x4(_mm_loadu_ps((p) + k)))
+#define KN_CMP(m, a, b, P) _mm512_mask_cmp_ps_mask(m, a, b, P)
+#define KN_CMPU(a, b, P) _mm512_cmp_ps_mask(a, b, P)
+#define KN_MAND(a, b) ((__mmask16)((a) & (b)))
+#define KN_MOR(a, b) ((__mmask16)((a) | (b)))
+#define KN_MNONE ((__mmask16)0)
+#define KN_MALL ((__mmask16)0xffff)
+#define KN_MADD(s, m, t) _mm512_mask_add_ps(s, m, s, t)
+#define KN_MSUB(s, m, t) _mm512_mask_sub_ps(s, m, s, t)
+#define KN_MDIVZ(m, a, b) _mm512_maskz_div_ps(m, a, b)
+/* the generic loop's counts: minus one a lane (its masks are -1) */
+#define KN_COUNT(n, m) _mm512_mask_sub_epi32(n, m, n, _mm512_set1_epi32(1))
+/* boid b of the quad in lanes 4b .. 4b+3; past nb, the last real one */
+#define KN_SELF_VARS                                                                   \
+	const __m512i lane = _mm512_set_epi32(3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0, 3, 2, 1, 0); \
+	const int o1 = nb > 1 ? 1 : 0, o2 = nb > 2 ? 2 : nb - 1, o3 = nb > 3 ? 3 : nb - 1; \
+	const __m512i self = _mm512_set_epi32(o3, o3, o3, o3, o2, o2, o2, o2, o1, o1, o1,  \
+					      o1, 0, 0, 0, 0);                           \
+	const __m512i kself = _mm512_add_epi32(_mm512_set1_epi32((int32_t)k), self);     \
+	const __m512i four = _mm512_set1_epi32(RULES_LANES)
+/* the slot of each lane, j0 + l mod 4: a lane is valid below the span's
+ * end and where it is not its boid's own slot (lane < m and lane != self +
+ * off in gather_spans_x4; slots fit in 32 bits, as cell_start's do) */
+#define KN_SPAN_VARS                                                                   \
+	const __m512i endv = _mm512_set1_epi32((int32_t)end);                          \
+	__m512i jv = _mm512_add_epi32(_mm512_set1_epi32((int32_t)sp[s].start), lane)
+#define KN_VALID (_mm512_cmplt_epu32_mask(jv, endv) & _mm512_cmpneq_epi32_mask(jv, kself))
+#define KN_NEXT (jv = _mm512_add_epi32(jv, four))
+#define KN_REDUCE KERNEL_REDUCE(16, __m512, __m512i, _mm512, _mm512_castsi512_ps,      \
+				_mm512_castps_si512)
+#include "step_kernel.h"
 
-	for (s = 0; s < nsp; s++) {
-		const __m512 c0 = _mm512_set1_ps(sp[s].corr[0]), c1 = _mm512_set1_ps(sp[s].corr[1]);
-		const __m512 c2 = _mm512_set1_ps(sp[s].corr[2]);
-		const size_t end = sp[s].end;
-		size_t j0;
-
-		/* the slot of each lane, j0 + l mod 4: a lane is valid below the
-		 * span's end and where it is not its boid's own slot (lane <
-		 * m and lane != self + off in gather_spans_x4; slots fit in 32
-		 * bits, as cell_start's do) */
-		const __m512i endv = _mm512_set1_epi32((int32_t)end);
-		__m512i jv = _mm512_add_epi32(_mm512_set1_epi32((int32_t)sp[s].start), lane);
-
-		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
-			__mmask16 valid = _mm512_cmplt_epu32_mask(jv, endv) &
-					  _mm512_cmpneq_epi32_mask(jv, kself);
-			const __m512 dx = _mm512_add_ps(_mm512_sub_ps(
-				_mm512_broadcast_f32x4(_mm_loadu_ps(px + j0)), xi), c0);
-			const __m512 dy = _mm512_add_ps(_mm512_sub_ps(
-				_mm512_broadcast_f32x4(_mm_loadu_ps(py + j0)), yi), c1);
-			const __m512 wx = _mm512_broadcast_f32x4(_mm_loadu_ps(vx + j0));
-			const __m512 wy = _mm512_broadcast_f32x4(_mm_loadu_ps(vy + j0));
-			__m512 d2 = _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy));
-			__m512 dz = zero, w;
-			__m512 tx, ty, tz = zero; /* separation's term */
-			__mmask16 ms, ma, mc;
-
-			if (DIMS == 3) {
-				dz = _mm512_add_ps(_mm512_sub_ps(
-					_mm512_broadcast_f32x4(_mm_loadu_ps(pz + j0)), zi), c2);
-				d2 = _mm512_add_ps(d2, _mm512_mul_ps(dz, dz));
-			}
-
-			if (FOV) {
-				/* rules_lanes_add's test: the angle between v_i and d
-				 * at most view_angle / 2, as dot >= |d||v_i| cos, squared */
-				__m512 dot = _mm512_add_ps(_mm512_mul_ps(dx, vix), _mm512_mul_ps(dy, viy));
-				__m512 q, lim;
-				__mmask16 ahead, seen;
-
-				if (DIMS == 3)
-					dot = _mm512_add_ps(dot, _mm512_mul_ps(dz, viz));
-				q = _mm512_mul_ps(dot, dot);
-				lim = _mm512_mul_ps(_mm512_mul_ps(cos2, d2), vi2);
-				ahead = _mm512_cmp_ps_mask(dot, zero, _CMP_GE_OQ);
-				seen = front ? ahead & _mm512_cmp_ps_mask(q, lim, _CMP_GE_OQ) :
-					       ahead | _mm512_cmp_ps_mask(q, lim, _CMP_LE_OQ);
-				valid &= blind | seen;
-			}
-			if (MODEL == MODEL_INERTIA) {
-				/* one mask, |d| < r_ali; w = 1/max(|d|, 1e-6) - 1/r_ali
-				 * (max_ps(w, lo) is w > lo ? w : lo, the generic select) */
-				ms = ma = mc = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LT_OQ);
-				w = _mm512_sub_ps(_mm512_div_ps(one, _mm512_max_ps(_mm512_sqrt_ps(d2),
-										 lo6)), inv_ra);
-			} else if (MODEL == MODEL_SLERP) {
-				mc = _mm512_mask_cmp_ps_mask(valid, d2, r2c, _CMP_LE_OQ);
-				ms = _mm512_mask_cmp_ps_mask(mc, d2, r2s, _CMP_LT_OQ);
-				ma = 0;
-				w = one;
-			} else if (MODEL == MODEL_VICSEK) {
-				ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
-				ms = mc = 0;
-				w = one;
-			} else if (MODEL == MODEL_COUZIN) {
-				/* three exclusive zones of those apart; unit directions */
-				const __mmask16 apart = _mm512_mask_cmp_ps_mask(valid, d2, zero,
-										_CMP_GT_OQ);
-				const __mmask16 out = _mm512_mask_cmp_ps_mask(apart, d2, r2s,
-									      _CMP_GT_OQ);
-
-				ms = _mm512_mask_cmp_ps_mask(apart, d2, r2s, _CMP_LE_OQ);
-				ma = _mm512_mask_cmp_ps_mask(out, d2, r2a, _CMP_LE_OQ);
-				mc = _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(out, d2, r2a,
-										     _CMP_GT_OQ),
-							     d2, r2c, _CMP_LE_OQ);
-				w = _mm512_div_ps(one, _mm512_sqrt_ps(d2));
-			} else {
-				ms = _mm512_mask_cmp_ps_mask(valid, d2, r2s, _CMP_LE_OQ);
-				if (!RQ_PLAIN(MODEL))
-					ms &= _mm512_cmp_ps_mask(d2, zero, _CMP_GT_OQ);
-				ma = _mm512_mask_cmp_ps_mask(valid, d2, r2a, _CMP_LE_OQ);
-				mc = SAME_AC ? ma : _mm512_mask_cmp_ps_mask(valid, d2, r2c,
-									     _CMP_LE_OQ);
-				/* the weight of d: 1 (x 1 is exact, so d itself),
-				 * 1/|d|^2, or 1/|d| (one IEEE root, as sqrtf) */
-				w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
-					_mm512_div_ps(one, _mm512_sqrt_ps(d2)) :
-					_mm512_div_ps(one, d2);
-			}
-			tx = RQ_UNIT_W(MODEL) ? dx : _mm512_mul_ps(dx, w);
-			ty = RQ_UNIT_W(MODEL) ? dy : _mm512_mul_ps(dy, w);
-			if (DIMS == 3)
-				tz = RQ_UNIT_W(MODEL) ? dz : _mm512_mul_ps(dz, w);
-			/* separation subtracts its term, cohesion adds d; Couzin's
-			 * repulsion and attraction both add d / |d| */
-#define RQ_SEP(a, t) (MODEL == MODEL_COUZIN ? _mm512_mask_add_ps(a, ms, a, t) : \
-					      _mm512_mask_sub_ps(a, ms, a, t))
-			if (MODEL != MODEL_VICSEK) {
-				sep0 = RQ_SEP(sep0, tx);
-				sep1 = RQ_SEP(sep1, ty);
-				coh0 = _mm512_mask_add_ps(coh0, mc, coh0, MODEL == MODEL_COUZIN ? tx : dx);
-				coh1 = _mm512_mask_add_ps(coh1, mc, coh1, MODEL == MODEL_COUZIN ? ty : dy);
-				if (DIMS == 3) {
-					sep2 = RQ_SEP(sep2, tz);
-					coh2 = _mm512_mask_add_ps(coh2, mc, coh2,
-								  MODEL == MODEL_COUZIN ? tz : dz);
-				}
-			}
-#undef RQ_SEP
-			if (MODEL == MODEL_SLERP) {
-				/* slerp's ali[0]: the speeds |v_j| of those within r_coh */
-				__m512 vn2 = _mm512_add_ps(_mm512_mul_ps(wx, wx), _mm512_mul_ps(wy, wy));
-
-				if (DIMS == 3) {
-					const __m512 wz = _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0));
-
-					vn2 = _mm512_add_ps(vn2, _mm512_mul_ps(wz, wz));
-				}
-				ali0 = _mm512_mask_add_ps(ali0, mc, ali0, _mm512_sqrt_ps(vn2));
-			} else {
-				/* v_j, or for Vicsek the unit heading v_j/|v_j| (0 for a
-				 * boid standing still, as the generic select) */
-				__m512 hx = wx, hy = wy, hz = zero, hv = inv_sp;
-
-				if (DIMS == 3)
-					hz = _mm512_broadcast_f32x4(_mm_loadu_ps(vz + j0));
-				if (RQ_HEADING(MODEL) && !UNIFORM) {
-					__m512 vn2 = _mm512_add_ps(_mm512_mul_ps(wx, wx),
-								   _mm512_mul_ps(wy, wy));
-
-					if (DIMS == 3)
-						vn2 = _mm512_add_ps(vn2, _mm512_mul_ps(hz, hz));
-					hv = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(vn2, zero, _CMP_GT_OQ),
-								 one, _mm512_sqrt_ps(vn2));
-				}
-				if (RQ_HEADING(MODEL)) {
-					hx = _mm512_mul_ps(wx, hv);
-					hy = _mm512_mul_ps(wy, hv);
-					if (DIMS == 3)
-						hz = _mm512_mul_ps(hz, hv);
-				}
-				ali0 = _mm512_mask_add_ps(ali0, ma, ali0, hx);
-				ali1 = _mm512_mask_add_ps(ali1, ma, ali1, hy);
-				if (DIMS == 3)
-					ali2 = _mm512_mask_add_ps(ali2, ma, ali2, hz);
-			}
-			/* the generic loop's counts: minus one a lane (its masks
-			 * are -1), of the sums each model keeps */
-			if (MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
-				nsep = _mm512_mask_sub_epi32(nsep, ms, nsep, ones);
-			if (MODEL != MODEL_SLERP)
-				nali = _mm512_mask_sub_epi32(nali, ma, nali, ones);
-			if (!SAME_AC && MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
-				ncoh = _mm512_mask_sub_epi32(ncoh, mc, ncoh, ones);
-			jv = _mm512_add_epi32(jv, four);
-		}
-	}
-	{
-		const __m512 sum[9] = {sep0, sep1, sep2, ali0, ali1, ali2, coh0, coh1, coh2};
-		const __m512i cnt[3] = {nsep, nali, SAME_AC ? nali : ncoh};
-
-		KERNEL_REDUCE(16, __m512, __m512i, _mm512, _mm512_castsi512_ps,
-				_mm512_castps_si512);
-	}
-}
-#endif
-
-#ifdef GRID_AVX512
 /* kernel_quad's loop for AVX2, two boids in 8 lanes (gather_spans_x2's
  * operations for the same case). AVX2 has no mask registers, so each sum
  * keeps the generic AND of its mask; what is saved is the scalar bounds
  * of each group: a lane's validity comes from its slot, counted up by 4,
  * compared as unsigned through a bias of 2^31 (AVX2 compares signed). */
-GRID_AVX2_TARGET static inline __attribute__((always_inline)) void
-kernel_pair(const struct flock *f, const struct rules_params *rp, size_t k, int nb,
-	      const struct span *sp, int nsp, const int DIMS, const enum model_kind MODEL,
-	      const int SAME_AC, const int UNIFORM, const int FOV, struct rules_acc acc[2])
-{
-	const float *px = f->pos[0], *py = f->pos[1], *pz = f->pos[DIMS == 3 ? 2 : 1];
-	const float *vx = f->vel[0], *vy = f->vel[1], *vz = f->vel[DIMS == 3 ? 2 : 1];
-	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-	const __m256 r2s = _mm256_set1_ps(rp->r2_sep), r2a = _mm256_set1_ps(rp->r2_ali);
-	const __m256 r2c = _mm256_set1_ps(rp->r2_coh);
-	const __m256 lo6 = _mm256_set1_ps(1e-6f), inv_ra = _mm256_set1_ps(rp->inv_r_ali);
-	const __m256 inv_sp = _mm256_set1_ps(rp->inv_speed);
-	const __m256i bias = _mm256_set1_epi32(INT32_MIN), four = _mm256_set1_epi32(RULES_LANES);
-	const __m256i lane = _mm256_set_epi32(3, 2, 1, 0, 3, 2, 1, 0);
-	const int o1 = nb > 1 ? 1 : 0;
-	const __m256i self = _mm256_set_epi32(o1, o1, o1, o1, 0, 0, 0, 0);
-	const __m256i kself = _mm256_xor_si256(_mm256_add_epi32(_mm256_set1_epi32((int32_t)k),
-								 self), bias);
-	const __m256 xi = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(px + k)),
-						   self);
-	const __m256 yi = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(py + k)),
-						   self);
-	const __m256 zi = DIMS == 3 ? _mm256_permutevar8x32_ps(
-		_mm256_castps128_ps256(_mm_loadu_ps(pz + k)), self) : zero;
-	/* the field of view, as in kernel_quad */
-	const __m256 vix = FOV ? _mm256_permutevar8x32_ps(
-		_mm256_castps128_ps256(_mm_loadu_ps(vx + k)), self) : zero;
-	const __m256 viy = FOV ? _mm256_permutevar8x32_ps(
-		_mm256_castps128_ps256(_mm_loadu_ps(vy + k)), self) : zero;
-	const __m256 viz = FOV && DIMS == 3 ? _mm256_permutevar8x32_ps(
-		_mm256_castps128_ps256(_mm_loadu_ps(vz + k)), self) : zero;
-	const __m256 vi2 = DIMS == 3 ?
-		_mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(vix, vix), _mm256_mul_ps(viy, viy)),
-			      _mm256_mul_ps(viz, viz)) :
-		_mm256_add_ps(_mm256_mul_ps(vix, vix), _mm256_mul_ps(viy, viy));
-	const __m256 blind = _mm256_cmp_ps(vi2, zero, _CMP_EQ_OQ);
-	const __m256 cos2 = _mm256_set1_ps(rp->cos2_half_view);
-	const int front = rp->cos_half_view >= 0.0f;
-	__m256 sep0 = zero, sep1 = zero, sep2 = zero, ali0 = zero, ali1 = zero, ali2 = zero;
-	__m256 coh0 = zero, coh1 = zero, coh2 = zero;
-	__m256i nsep = _mm256_setzero_si256(), nali = nsep, ncoh = nsep;
-	int s;
-
-	for (s = 0; s < nsp; s++) {
-		const __m256 c0 = _mm256_set1_ps(sp[s].corr[0]), c1 = _mm256_set1_ps(sp[s].corr[1]);
-		const __m256 c2 = _mm256_set1_ps(sp[s].corr[2]);
-		const size_t end = sp[s].end;
-		const __m256i endv = _mm256_xor_si256(_mm256_set1_epi32((int32_t)end), bias);
-		__m256i jv = _mm256_xor_si256(_mm256_add_epi32(_mm256_set1_epi32(
-			(int32_t)sp[s].start), lane), bias);
-		size_t j0;
-
-		for (j0 = sp[s].start; j0 < end; j0 += RULES_LANES) {
-			__m256 valid = _mm256_castsi256_ps(_mm256_andnot_si256(
-				_mm256_cmpeq_epi32(jv, kself), _mm256_cmpgt_epi32(endv, jv)));
-			const __m256 dx = _mm256_add_ps(_mm256_sub_ps(
-				_mm256_broadcast_ps((const __m128 *)(px + j0)), xi), c0);
-			const __m256 dy = _mm256_add_ps(_mm256_sub_ps(
-				_mm256_broadcast_ps((const __m128 *)(py + j0)), yi), c1);
-			__m256 d2 = _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy));
-			const __m256 wx = _mm256_broadcast_ps((const __m128 *)(vx + j0));
-			const __m256 wy = _mm256_broadcast_ps((const __m128 *)(vy + j0));
-			__m256 dz = zero, w, ms, ma, mc;
-			__m256 tx, ty, tz = zero; /* separation's term */
-
-			if (DIMS == 3) {
-				dz = _mm256_add_ps(_mm256_sub_ps(
-					_mm256_broadcast_ps((const __m128 *)(pz + j0)), zi), c2);
-				d2 = _mm256_add_ps(d2, _mm256_mul_ps(dz, dz));
-			}
-
-			if (FOV) {
-				__m256 dot = _mm256_add_ps(_mm256_mul_ps(dx, vix), _mm256_mul_ps(dy, viy));
-				__m256 q, lim, ahead, seen;
-
-				if (DIMS == 3)
-					dot = _mm256_add_ps(dot, _mm256_mul_ps(dz, viz));
-				q = _mm256_mul_ps(dot, dot);
-				lim = _mm256_mul_ps(_mm256_mul_ps(cos2, d2), vi2);
-				ahead = _mm256_cmp_ps(dot, zero, _CMP_GE_OQ);
-				seen = front ? _mm256_and_ps(ahead, _mm256_cmp_ps(q, lim, _CMP_GE_OQ)) :
-					       _mm256_or_ps(ahead, _mm256_cmp_ps(q, lim, _CMP_LE_OQ));
-				valid = _mm256_and_ps(valid, _mm256_or_ps(blind, seen));
-			}
-			if (MODEL == MODEL_INERTIA) {
-				ms = ma = mc = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LT_OQ));
-				w = _mm256_sub_ps(_mm256_div_ps(one, _mm256_max_ps(_mm256_sqrt_ps(d2),
-										 lo6)), inv_ra);
-			} else if (MODEL == MODEL_SLERP) {
-				mc = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
-				ms = _mm256_and_ps(mc, _mm256_cmp_ps(d2, r2s, _CMP_LT_OQ));
-				ma = zero;
-				w = one;
-			} else if (MODEL == MODEL_VICSEK) {
-				ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
-				ms = mc = zero;
-				w = one;
-			} else if (MODEL == MODEL_COUZIN) {
-				const __m256 apart = _mm256_and_ps(valid,
-								   _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
-				const __m256 out = _mm256_and_ps(apart,
-								 _mm256_cmp_ps(d2, r2s, _CMP_GT_OQ));
-
-				ms = _mm256_and_ps(apart, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
-				ma = _mm256_and_ps(out, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
-				mc = _mm256_and_ps(_mm256_and_ps(out, _mm256_cmp_ps(d2, r2a, _CMP_GT_OQ)),
-						   _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
-				w = _mm256_div_ps(one, _mm256_sqrt_ps(d2));
-			} else {
-				ms = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2s, _CMP_LE_OQ));
-				if (!RQ_PLAIN(MODEL))
-					ms = _mm256_and_ps(ms, _mm256_cmp_ps(d2, zero, _CMP_GT_OQ));
-				ma = _mm256_and_ps(valid, _mm256_cmp_ps(d2, r2a, _CMP_LE_OQ));
-				mc = SAME_AC ? ma :
-					_mm256_and_ps(valid, _mm256_cmp_ps(d2, r2c, _CMP_LE_OQ));
-				w = RQ_PLAIN(MODEL) ? one : MODEL == MODEL_ACCELERATE ?
-					_mm256_div_ps(one, _mm256_sqrt_ps(d2)) :
-					_mm256_div_ps(one, d2);
-			}
-			tx = RQ_UNIT_W(MODEL) ? dx : _mm256_mul_ps(dx, w);
-			ty = RQ_UNIT_W(MODEL) ? dy : _mm256_mul_ps(dy, w);
-			if (DIMS == 3)
-				tz = RQ_UNIT_W(MODEL) ? dz : _mm256_mul_ps(dz, w);
-#define RQ_SEP(a, t) (MODEL == MODEL_COUZIN ? _mm256_add_ps(a, _mm256_and_ps(ms, t)) : \
-					      _mm256_sub_ps(a, _mm256_and_ps(ms, t)))
-			if (MODEL != MODEL_VICSEK) {
-				sep0 = RQ_SEP(sep0, tx);
-				sep1 = RQ_SEP(sep1, ty);
-				coh0 = _mm256_add_ps(coh0, _mm256_and_ps(mc, MODEL == MODEL_COUZIN ? tx : dx));
-				coh1 = _mm256_add_ps(coh1, _mm256_and_ps(mc, MODEL == MODEL_COUZIN ? ty : dy));
-				if (DIMS == 3) {
-					sep2 = RQ_SEP(sep2, tz);
-					coh2 = _mm256_add_ps(coh2, _mm256_and_ps(mc,
-							      MODEL == MODEL_COUZIN ? tz : dz));
-				}
-			}
-#undef RQ_SEP
-			if (MODEL == MODEL_SLERP) {
-				__m256 vn2 = _mm256_add_ps(_mm256_mul_ps(wx, wx), _mm256_mul_ps(wy, wy));
-
-				if (DIMS == 3) {
-					const __m256 wz = _mm256_broadcast_ps((const __m128 *)(vz + j0));
-
-					vn2 = _mm256_add_ps(vn2, _mm256_mul_ps(wz, wz));
-				}
-				ali0 = _mm256_add_ps(ali0, _mm256_and_ps(mc, _mm256_sqrt_ps(vn2)));
-			} else {
-				__m256 hx = wx, hy = wy, hz = zero, hv = inv_sp;
-
-				if (DIMS == 3)
-					hz = _mm256_broadcast_ps((const __m128 *)(vz + j0));
-				if (RQ_HEADING(MODEL) && !UNIFORM) {
-					__m256 vn2 = _mm256_add_ps(_mm256_mul_ps(wx, wx),
-								   _mm256_mul_ps(wy, wy));
-
-					if (DIMS == 3)
-						vn2 = _mm256_add_ps(vn2, _mm256_mul_ps(hz, hz));
-					hv = _mm256_and_ps(_mm256_cmp_ps(vn2, zero, _CMP_GT_OQ),
-							   _mm256_div_ps(one, _mm256_sqrt_ps(vn2)));
-				}
-				if (RQ_HEADING(MODEL)) {
-					hx = _mm256_mul_ps(wx, hv);
-					hy = _mm256_mul_ps(wy, hv);
-					if (DIMS == 3)
-						hz = _mm256_mul_ps(hz, hv);
-				}
-				ali0 = _mm256_add_ps(ali0, _mm256_and_ps(ma, hx));
-				ali1 = _mm256_add_ps(ali1, _mm256_and_ps(ma, hy));
-				if (DIMS == 3)
-					ali2 = _mm256_add_ps(ali2, _mm256_and_ps(ma, hz));
-			}
-			/* the generic loop's counts: its masks are -1 a lane */
-			if (MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
-				nsep = _mm256_add_epi32(nsep, _mm256_castps_si256(ms));
-			if (MODEL != MODEL_SLERP)
-				nali = _mm256_add_epi32(nali, _mm256_castps_si256(ma));
-			if (!SAME_AC && MODEL != MODEL_INERTIA && MODEL != MODEL_VICSEK)
-				ncoh = _mm256_add_epi32(ncoh, _mm256_castps_si256(mc));
-			jv = _mm256_add_epi32(jv, four);
-		}
-	}
-	{
-		const __m256 sum[9] = {sep0, sep1, sep2, ali0, ali1, ali2, coh0, coh1, coh2};
-		const __m256i cnt[3] = {nsep, nali, SAME_AC ? nali : ncoh};
-
-		KERNEL_REDUCE(8, __m256, __m256i, _mm256, _mm256_castsi256_ps,
-				_mm256_castps_si256);
-	}
-}
+#define KN_(name) name##_pair
+#define KN_TARGET GRID_AVX2_TARGET
+#define KN_NB 2
+#define KN_VF __m256
+#define KN_VI __m256i
+#define KN_M __m256
+#define KN_SET1(x) _mm256_set1_ps(x)
+#define KN_IZERO _mm256_setzero_si256()
+#define KN_ADD _mm256_add_ps
+#define KN_SUB _mm256_sub_ps
+#define KN_MUL _mm256_mul_ps
+#define KN_DIV _mm256_div_ps
+#define KN_SQRT _mm256_sqrt_ps
+#define KN_MAX _mm256_max_ps
+#define KN_BCAST(p) _mm256_broadcast_ps((const __m128 *)((p) + j0))
+#define KN_OWN(p) _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps((p) + k)), self)
+#define KN_CMP(m, a, b, P) _mm256_and_ps(m, _mm256_cmp_ps(a, b, P))
+#define KN_CMPU(a, b, P) _mm256_cmp_ps(a, b, P)
+#define KN_MAND _mm256_and_ps
+#define KN_MOR _mm256_or_ps
+#define KN_MNONE _mm256_setzero_ps()
+#define KN_MALL _mm256_castsi256_ps(_mm256_set1_epi32(-1))
+#define KN_MADD(s, m, t) _mm256_add_ps(s, _mm256_and_ps(m, t))
+#define KN_MSUB(s, m, t) _mm256_sub_ps(s, _mm256_and_ps(m, t))
+#define KN_MDIVZ(m, a, b) _mm256_and_ps(m, _mm256_div_ps(a, b))
+/* the generic loop's counts: its masks are -1 a lane */
+#define KN_COUNT(n, m) _mm256_add_epi32(n, _mm256_castps_si256(m))
+#define KN_SELF_VARS                                                                   \
+	const __m256i bias = _mm256_set1_epi32(INT32_MIN);                             \
+	const __m256i four = _mm256_set1_epi32(RULES_LANES);                           \
+	const __m256i lane = _mm256_set_epi32(3, 2, 1, 0, 3, 2, 1, 0);                 \
+	const int o1 = nb > 1 ? 1 : 0;                                                 \
+	const __m256i self = _mm256_set_epi32(o1, o1, o1, o1, 0, 0, 0, 0);             \
+	const __m256i kself = _mm256_xor_si256(_mm256_add_epi32(_mm256_set1_epi32((int32_t)k), \
+								 self), bias)
+#define KN_SPAN_VARS                                                                   \
+	const __m256i endv = _mm256_xor_si256(_mm256_set1_epi32((int32_t)end), bias);  \
+	__m256i jv = _mm256_xor_si256(_mm256_add_epi32(_mm256_set1_epi32(              \
+		(int32_t)sp[s].start), lane), bias)
+#define KN_VALID _mm256_castsi256_ps(_mm256_andnot_si256(_mm256_cmpeq_epi32(jv, kself),  \
+							 _mm256_cmpgt_epi32(endv, jv)))
+#define KN_NEXT (jv = _mm256_add_epi32(jv, four))
+#define KN_REDUCE KERNEL_REDUCE(8, __m256, __m256i, _mm256, _mm256_castsi256_ps,       \
+				_mm256_castps_si256)
+#include "step_kernel.h"
 #undef KERNEL_REDUCE
 #undef RQ_PLAIN
 #undef RQ_UNIT_W
