@@ -113,6 +113,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->fast_inertia = p->model == MODEL_INERTIA && !p->has_target &&
 			  sc->speed_variation == 0.0 && p->ip.n_obstacles == 0 &&
 			  p->n_attractors == 0 && (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
+	p->fast_vicsek = p->model == MODEL_VICSEK && p->uniform_speed && p->ip.n_obstacles == 0 &&
+			 (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
 			p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
 			(sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
@@ -1161,19 +1163,21 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 #else
 int rules_update_batch_avx512(const struct rules_params *p,
 			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-			      const float *const pos[3], const float *const vel[3],
-			      float *const pos_out[3], float *const vel_out[3])
+			      const uint32_t *id, uint64_t step, const float *const pos[3],
+			      const float *const vel[3], float *const pos_out[3],
+			      float *const vel_out[3])
 {
-	(void)p, (void)acc, (void)nb, (void)k, (void)pos, (void)vel, (void)pos_out,
-		(void)vel_out;
+	(void)p, (void)acc, (void)nb, (void)k, (void)id, (void)step, (void)pos, (void)vel,
+		(void)pos_out, (void)vel_out;
 	return 0;
 }
 
 int rules_update_batch_avx2(const struct rules_params *p,
 			    const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-			    const float *const pos[3], const float *const vel[3],
-			    float *const pos_out[3], float *const vel_out[3])
+			    const uint32_t *id, uint64_t step, const float *const pos[3],
+			    const float *const vel[3], float *const pos_out[3],
+			    float *const vel_out[3])
 {
-	return rules_update_batch_avx512(p, acc, nb, k, pos, vel, pos_out, vel_out);
+	return rules_update_batch_avx512(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out);
 }
 #endif

@@ -63,6 +63,9 @@ struct rules_params {
 	 * (simple_batch); inertia without a target, speed variation,
 	 * obstacles or attractors, wrap or no bounds (inertia_batch). */
 	int fast_simple, fast_inertia;
+	/* And Vicsek's model of one speed without obstacles, wrap or no
+	 * bounds (vicsek_batch). */
+	int fast_vicsek;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;
@@ -136,20 +139,22 @@ double rules_inertia_factor(const struct rules_params *p, uint32_t id, uint64_t 
 #define RULES_BATCH 8
 
 /* rules_update for nb (1 to RULES_BATCH) boids at slots k .. k+nb-1 of
- * the arrays at once, when p->fast_batch and there are no predators: the
- * same binary64 operations for each boid, in vectors of RULES_BATCH, so
- * the same bits (boid ids and the step are not needed in this case).
+ * the arrays at once (their ids id[k ..], at step), when one of the fast_*
+ * cases above holds and there are no predators: the same binary64
+ * operations for each boid, in vectors, so the same bits.
  * Compiled for AVX-512 and for AVX2 (on x86-64), where it pays: call each
  * only where grid_init chose a level the processor has. Returns 0, having done
  * nothing, when it does not apply (and always off x86-64). */
 int rules_update_batch_avx512(const struct rules_params *p,
 			      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-			      const float *const pos[3], const float *const vel[3],
-			      float *const pos_out[3], float *const vel_out[3]);
+			      const uint32_t *id, uint64_t step, const float *const pos[3],
+			      const float *const vel[3], float *const pos_out[3],
+			      float *const vel_out[3]);
 int rules_update_batch_avx2(const struct rules_params *p,
 			    const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-			    const float *const pos[3], const float *const vel[3],
-			    float *const pos_out[3], float *const vel_out[3]);
+			    const uint32_t *id, uint64_t step, const float *const pos[3],
+			    const float *const vel[3], float *const pos_out[3],
+			    float *const vel_out[3]);
 
 /* Scales v to unit length in binary64; returns 0 (v unchanged) when v is
  * zero. */

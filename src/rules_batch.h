@@ -490,12 +490,99 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	return 1;
 }
 
+/* The noise draws of the batch's boids (noise_uniforms in rules.c, one
+ * Philox call a lane): u1 in (0, 1], u2 in [0, 1). */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(noise_batch)(const struct rules_params *p, const uint32_t *id, uint64_t step, int nb,
+		 size_t k, RB_(vd) *u1, RB_(vd) *u2)
+{
+	uint32_t r[4];
+	int l;
+
+	for (l = 0; l < RB_W; l++) {
+		rng_draw4(p->seed, RNG_NOISE, 0, id[k + (size_t)(l < nb ? l : nb - 1)], step, r);
+		(*u1)[l] = 1.0 - rng_unit(r[0], r[1]);
+		(*u2)[l] = rng_unit(r[2], r[3]);
+	}
+}
+
+/* vicsek_update for the case of p->fast_vicsek (one speed, no obstacles,
+ * wrap or no bounds), each lane the scalar code's operations in its order,
+ * the noise's rotation too (rotate_about, perpendicular; sincos from
+ * detmath_kernels.h). Returns 0, having written nothing, where a boid's
+ * mean heading is zero (the scalar code's special case). */
+RB_TARGET static inline __attribute__((always_inline)) int
+RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+		  size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		  const float *const vel[3], float *const pos_out[3], float *const vel_out[3],
+		  const int dims)
+{
+	const RB_(vd) zero = {0};
+	const double inv_speed = p->inv_speed, speed = p->speed_max, dt = p->ip.dt;
+	RB_(vd) v[3], m[3], h[3], n2 = zero, inv; /* past dims unset: see update_batch */
+	int l, d;
+
+	for (d = 0; d < dims; d++) {
+		v[d] = RB_(slots)(vel[d], nb, k);
+		m[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float)) +
+		       v[d] * inv_speed;
+		n2 += m[d] * m[d];
+	}
+	for (l = 0; l < RB_W; l++)
+		if (!(n2[l] > 0.0))
+			return 0;
+	inv = 1.0 / RB_(vsqrt)(n2);
+	for (d = 0; d < dims; d++)
+		h[d] = m[d] *= inv;
+	if (p->noise > 0.0) {
+		RB_(vd) u1, u2, s, c;
+
+		RB_(noise_batch)(p, id, step, nb, k, &u1, &u2);
+		if (dims == 2) {
+			RB_(dm_sincos)(p->noise * (u2 - 0.5), &s, &c);
+			h[0] = c * m[0] + s * -m[1];
+			h[1] = c * m[1] + s * m[0];
+		} else {
+			/* perpendicular: Gram-Schmidt against the axis least
+			 * aligned with m; then the cap's point at angle phi */
+			const RB_(vl) x_low = RB_(vabs)(m[0]) < 0.9;
+			RB_(vd) e1[3], e2[3], cp, sp, t;
+
+			e1[0] = RB_(vsel)(x_low, 1.0 - m[0] * m[0], -m[1] * m[0]);
+			e1[1] = RB_(vsel)(x_low, -m[0] * m[1], 1.0 - m[1] * m[1]);
+			e1[2] = RB_(vsel)(x_low, -m[0] * m[2], -m[1] * m[2]);
+			RB_(normalize_batch)(e1, 3);
+			c = 1.0 - u1 * (1.0 - p->cos_half_noise);
+			t = 1.0 - c * c;
+			s = RB_(vsqrt)(RB_(vsel)(t > 0.0, t, zero));
+			e2[0] = m[1] * e1[2] - m[2] * e1[1];
+			e2[1] = m[2] * e1[0] - m[0] * e1[2];
+			e2[2] = m[0] * e1[1] - m[1] * e1[0];
+			RB_(dm_sincos)(2.0 * DETMATH_PI * u2 - DETMATH_PI, &sp, &cp);
+			for (d = 0; d < 3; d++)
+				h[d] = c * m[d] + s * (cp * e1[d] + sp * e2[d]);
+		}
+		RB_(normalize_batch)(h, dims);
+	}
+	/* finish_heading: the new heading at speed, the move with the old
+	 * velocity (Vicsek's eq. 1) */
+	for (d = 0; d < dims; d++)
+		RB_(store_batch)(p, d, RB_(slots)(pos[d], nb, k) + v[d] * dt,
+				 __builtin_convertvector(h[d] * speed, RB_(vfb)), nb, k, pos_out,
+				 vel_out);
+	return 1;
+}
+
 /* One vector of up to RB_W boids, slots k .. k+nb-1. */
 RB_TARGET static inline __attribute__((always_inline)) int
 RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-	       size_t k, const float *const pos[3], const float *const vel[3],
-	       float *const pos_out[3], float *const vel_out[3])
+	       size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+	       const float *const vel[3], float *const pos_out[3], float *const vel_out[3])
 {
+	if (p->fast_vicsek)
+		return p->dims == 2 ?
+		       RB_(vicsek_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
+		       RB_(vicsek_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	if (p->fast_slerp)
 		return p->dims == 2 ?
 		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
@@ -523,31 +610,32 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
  * instructions -29%, docs/PERFORMANCE.md). */
 RB_TARGET static inline __attribute__((always_inline)) int
 RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-		   size_t k, const float *const pos[3], const float *const vel[3],
-		   float *const pos_out[3], float *const vel_out[3])
+		   size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		   const float *const vel[3], float *const pos_out[3], float *const vel_out[3])
 {
 	if (nb == RB_W)
-		return RB_(update_nb)(p, acc, RB_W, k, pos, vel, pos_out, vel_out);
-	return RB_(update_nb)(p, acc, nb, k, pos, vel, pos_out, vel_out);
+		return RB_(update_nb)(p, acc, RB_W, k, id, step, pos, vel, pos_out, vel_out);
+	return RB_(update_nb)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out);
 }
 
-/* The batch, RB_W boids a vector. Where a vector returns 0 (slerp's
- * special cases) the caller updates the whole batch one by one: the
+/* The batch, RB_W boids a vector. Where a vector returns 0 (slerp's and
+ * Vicsek's special cases) the caller updates the whole batch one by one: the
  * vectors before it wrote into pos_out and vel_out only, from pos and vel,
  * the bits the scalar code writes again. */
 RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 				      const struct rules_acc acc[RULES_BATCH], int nb, size_t k,
-				      const float *const pos[3], const float *const vel[3],
-				      float *const pos_out[3], float *const vel_out[3])
+				      const uint32_t *id, uint64_t step, const float *const pos[3],
+				      const float *const vel[3], float *const pos_out[3],
+				      float *const vel_out[3])
 {
 	int h;
 
 	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple ||
-				  p->fast_inertia))
+				  p->fast_inertia || p->fast_vicsek))
 		return 0;
 	for (h = 0; h < nb; h += RB_W)
 		if (!RB_(update_vector)(p, acc + h, nb - h < RB_W ? nb - h : RB_W, k + (size_t)h,
-					pos, vel, pos_out, vel_out))
+					id, step, pos, vel, pos_out, vel_out))
 			return 0;
 	return 1;
 }

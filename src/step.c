@@ -34,8 +34,8 @@
 /* The update of RULES_BATCH boids at a time (rules_update_batch_*), at
  * the SIMD levels where it pays. */
 typedef int batch_fn(const struct rules_params *p, const struct rules_acc acc[RULES_BATCH],
-		     int nb, size_t k, const float *const pos[3], const float *const vel[3],
-		     float *const pos_out[3], float *const vel_out[3]);
+		     int nb, size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		     const float *const vel[3], float *const pos_out[3], float *const vel_out[3]);
 
 static inline void finish_hue(const struct flock *f, const struct rules_params *rp,
 			      const struct rules_acc *acc, size_t k)
@@ -81,7 +81,7 @@ static inline void finish_boids(const struct flock *f, const struct rules_params
 	int b;
 
 	if (update_batch &&
-	    update_batch(rp, acc, nb, k, (const float *const *)f->pos,
+	    update_batch(rp, acc, nb, k, f->id, step, (const float *const *)f->pos,
 			       (const float *const *)f->vel, f->pos_next, f->vel_next)) {
 		for (b = 0; b < nb; b++)
 			finish_hue(f, rp, &acc[b], k + (size_t)b);
