@@ -17,6 +17,16 @@
 #define DM_ABS(x) fabs(x)
 #define DM_SEL(m, a, b) ((m) ? (a) : (b))
 #define DM_TARGET
+/* the C library's frexp: exact, and defined for every argument */
+static inline double detmath_frexp(double x, double *e)
+{
+	int ie;
+	double m = frexp(x, &ie);
+
+	*e = ie;
+	return m;
+}
+#define DM_FREXP(x, e) detmath_frexp(x, e)
 #include "detmath_kernels.h"
 
 void detmath_sincos(double x, double *s, double *c)
@@ -31,23 +41,7 @@ double detmath_atan2(double y, double x)
 
 double detmath_log(double x)
 {
-	/* x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(z),
-	 * z = (m - 1)/(m + 1), |z| <= 0.1716, series to z^27. */
-	static const double LN2 = 0.693147180559945309417;
-	double m, z, z2, sum;
-	int e, k;
-
-	m = frexp(x, &e);
-	if (m < 0.70710678118654752440) {
-		m *= 2.0;
-		e--;
-	}
-	z = (m - 1.0) / (m + 1.0);
-	z2 = z * z;
-	sum = 0.0;
-	for (k = 27; k >= 3; k -= 2)
-		sum = (sum + 1.0 / k) * z2;
-	return 2.0 * z * (1.0 + sum) + e * LN2;
+	return detmath_k_log(x);
 }
 
 double detmath_sin(double x)
@@ -87,8 +81,5 @@ double detmath_exp(double x)
 
 double detmath_normal(double u1, double u2)
 {
-	double s, c;
-
-	detmath_sincos(2.0 * DETMATH_PI * u2 - DETMATH_PI, &s, &c);
-	return sqrt(-2.0 * detmath_log(u1)) * c;
+	return detmath_k_normal(u1, u2);
 }

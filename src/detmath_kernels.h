@@ -11,7 +11,10 @@
  * Before including: DM_T, the type; DM_M, the type of a comparison of two
  * DM_T; DM_(name), the name of this instance's copy; DM_SQRT(x), DM_ABS(x)
  * and DM_SEL(m, a, b) (a where m, else b) on DM_T; DM_TARGET, the target
- * attribute of its functions (empty: the file's). */
+ * attribute of its functions (empty: the file's). And for log either
+ * DM_FREXP(x, e), frexp with the exponent as a DM_T in *e, or DM_I, the
+ * 64-bit integer type of DM_T's shape, for this file's frexp of positive
+ * normal numbers. */
 
 /* Taylor series of sin and cos for |y| <= 1 (Abramowitz & Stegun 4.3.65,
  * 4.3.66), Horner form, terms to y^17 and y^18: truncation below 1e-17. */
@@ -75,4 +78,59 @@ DM_TARGET static inline __attribute__((always_inline)) DM_T DM_(atan2)(DM_T y, D
 	a = DM_SEL(x < 0.0, DETMATH_PI - a, a);
 	a = DM_SEL(y < 0.0, -a, a);
 	return DM_SEL((ax == 0.0) & (ay == 0.0), zero, a);
+}
+
+#ifdef DM_I
+/* frexp for positive, normal, finite x only (a vector's log is only given
+ * the uniforms of the noise, in [2^-53, 1]), from the bits: the mantissa
+ * with the exponent field of 0.5, the exponent field as a binary64 by the
+ * 2^52 trick (both exact). */
+DM_TARGET static inline __attribute__((always_inline)) DM_T DM_(frexp_normal)(DM_T x, DM_T *e)
+{
+	DM_I b, eb;
+	DM_T m, ef;
+
+	memcpy(&b, &x, sizeof b);
+	eb = ((b >> 52) & 0x7ff) | 0x4330000000000000;
+	b = (b & (int64_t)0x800fffffffffffffu) | 0x3fe0000000000000;
+	memcpy(&m, &b, sizeof m);
+	memcpy(&ef, &eb, sizeof ef);
+	*e = (ef - 0x1p52) - 1022.0;
+	return m;
+}
+#define DM_FREXP(x, e) DM_(frexp_normal)(x, e)
+#endif
+
+/* log x for x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)); log m =
+ * 2 atanh(z), z = (m - 1)/(m + 1), |z| <= 0.1716, series to z^27 (A&S
+ * 4.1.28), its first term (0 + 1/27) z^2 taken as (1/27) z^2, the same
+ * value. */
+DM_TARGET static inline __attribute__((always_inline)) DM_T DM_(log)(DM_T x)
+{
+	static const double LN2 = 0.693147180559945309417;
+	DM_T m, e, z, z2, sum;
+	DM_M low;
+	int k;
+
+	m = DM_FREXP(x, &e);
+	low = m < 0.70710678118654752440;
+	m = DM_SEL(low, m * 2.0, m);
+	e = DM_SEL(low, e - 1.0, e);
+	z = (m - 1.0) / (m + 1.0);
+	z2 = z * z;
+	sum = (1.0 / 27) * z2;
+	for (k = 25; k >= 3; k -= 2)
+		sum = (sum + 1.0 / k) * z2;
+	return 2.0 * z * (1.0 + sum) + e * LN2;
+}
+#undef DM_FREXP
+
+/* A standard normal deviate from u1 in (0, 1], u2 in [0, 1) (Box-Muller:
+ * G. E. P. Box and M. E. Muller, Ann. Math. Statist. 29 (1958) 610). */
+DM_TARGET static inline __attribute__((always_inline)) DM_T DM_(normal)(DM_T u1, DM_T u2)
+{
+	DM_T s, c;
+
+	DM_(sincos)(2.0 * DETMATH_PI * u2 - DETMATH_PI, &s, &c);
+	return DM_SQRT(-2.0 * DM_(log)(u1)) * c;
 }

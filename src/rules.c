@@ -113,8 +113,11 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->fast_inertia = p->model == MODEL_INERTIA && !p->has_target &&
 			  sc->speed_variation == 0.0 && p->ip.n_obstacles == 0 &&
 			  p->n_attractors == 0 && (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
-	p->fast_vicsek = p->model == MODEL_VICSEK && p->uniform_speed && p->ip.n_obstacles == 0 &&
+	p->fast_vicsek = (p->model == MODEL_VICSEK || p->model == MODEL_COUZIN) &&
+			 p->uniform_speed && p->ip.n_obstacles == 0 &&
 			 (sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);
+	p->fast_couzin = p->fast_vicsek && p->model == MODEL_COUZIN;
+	p->fast_vicsek = p->fast_vicsek && p->model == MODEL_VICSEK;
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
 			p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
 			(sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_NONE);

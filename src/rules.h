@@ -63,9 +63,9 @@ struct rules_params {
 	 * (simple_batch); inertia without a target, speed variation,
 	 * obstacles or attractors, wrap or no bounds (inertia_batch). */
 	int fast_simple, fast_inertia;
-	/* And Vicsek's model of one speed without obstacles, wrap or no
-	 * bounds (vicsek_batch). */
-	int fast_vicsek;
+	/* And Vicsek's and Couzin's models of one speed without obstacles,
+	 * wrap or no bounds (vicsek_batch, couzin_batch). */
+	int fast_vicsek, fast_couzin;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */
 	int has_hue;

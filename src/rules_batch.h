@@ -97,9 +97,11 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vabs)(RB_(vd)
 	return (RB_(vd))((RB_(vl))x & INT64_MAX);
 }
 
-/* detmath's sincos and atan2 on RB_W lanes, each the scalar's bits */
+/* detmath's sincos, atan2, log and normal deviates on RB_W lanes, each
+ * the scalar's bits */
 #define DM_T RB_(vd)
 #define DM_M RB_(vl)
+#define DM_I RB_(vl)
 #define DM_(name) RB_(dm_##name)
 #define DM_SQRT(x) RB_(vsqrt)(x)
 #define DM_ABS(x) RB_(vabs)(x)
@@ -108,6 +110,7 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vabs)(RB_(vd)
 #include "detmath_kernels.h"
 #undef DM_T
 #undef DM_M
+#undef DM_I
 #undef DM_
 #undef DM_SQRT
 #undef DM_ABS
@@ -506,11 +509,54 @@ RB_(noise_batch)(const struct rules_params *p, const uint32_t *id, uint64_t step
 	}
 }
 
+/* perpendicular (rules.c) on RB_W lanes: a unit vector perpendicular to
+ * unit u; in 3D by Gram-Schmidt against the axis least aligned with u. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(perpendicular_batch)(const RB_(vd) u[3], RB_(vd) e[3], const int dims)
+{
+	RB_(vl) x_low;
+
+	if (dims == 2) {
+		e[0] = -u[1];
+		e[1] = u[0];
+		return;
+	}
+	x_low = RB_(vabs)(u[0]) < 0.9;
+	e[0] = RB_(vsel)(x_low, 1.0 - u[0] * u[0], -u[1] * u[0]);
+	e[1] = RB_(vsel)(x_low, -u[0] * u[1], 1.0 - u[1] * u[1]);
+	e[2] = RB_(vsel)(x_low, -u[0] * u[2], -u[1] * u[2]);
+	RB_(normalize_batch)(e, 3);
+}
+
+/* rotate_about (rules.c) on RB_W lanes: cos(t) u + sin(t) e(phi), e(phi)
+ * the unit vector at angle phi around unit u (2D: the perpendicular, phi
+ * not read). */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(rotate_batch)(const RB_(vd) u[3], RB_(vd) c, RB_(vd) s, RB_(vd) phi, RB_(vd) out[3],
+		  const int dims)
+{
+	RB_(vd) e1[3], e2[3], cp, sp;
+	int d;
+
+	RB_(perpendicular_batch)(u, e1, dims);
+	if (dims == 2) {
+		for (d = 0; d < 2; d++)
+			out[d] = c * u[d] + s * e1[d];
+		return;
+	}
+	e2[0] = u[1] * e1[2] - u[2] * e1[1];
+	e2[1] = u[2] * e1[0] - u[0] * e1[2];
+	e2[2] = u[0] * e1[1] - u[1] * e1[0];
+	RB_(dm_sincos)(phi, &sp, &cp);
+	for (d = 0; d < 3; d++)
+		out[d] = c * u[d] + s * (cp * e1[d] + sp * e2[d]);
+}
+
 /* vicsek_update for the case of p->fast_vicsek (one speed, no obstacles,
  * wrap or no bounds), each lane the scalar code's operations in its order,
- * the noise's rotation too (rotate_about, perpendicular; sincos from
- * detmath_kernels.h). Returns 0, having written nothing, where a boid's
- * mean heading is zero (the scalar code's special case). */
+ * the noise's rotation too (sincos from detmath_kernels.h). Returns 0,
+ * having written nothing, where a boid's mean heading is zero (the scalar
+ * code's special case). */
 RB_TARGET static inline __attribute__((always_inline)) int
 RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 		  size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
@@ -535,33 +581,18 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	for (d = 0; d < dims; d++)
 		h[d] = m[d] *= inv;
 	if (p->noise > 0.0) {
-		RB_(vd) u1, u2, s, c;
+		RB_(vd) u1, u2, s, c, t;
 
 		RB_(noise_batch)(p, id, step, nb, k, &u1, &u2);
 		if (dims == 2) {
 			RB_(dm_sincos)(p->noise * (u2 - 0.5), &s, &c);
-			h[0] = c * m[0] + s * -m[1];
-			h[1] = c * m[1] + s * m[0];
 		} else {
-			/* perpendicular: Gram-Schmidt against the axis least
-			 * aligned with m; then the cap's point at angle phi */
-			const RB_(vl) x_low = RB_(vabs)(m[0]) < 0.9;
-			RB_(vd) e1[3], e2[3], cp, sp, t;
-
-			e1[0] = RB_(vsel)(x_low, 1.0 - m[0] * m[0], -m[1] * m[0]);
-			e1[1] = RB_(vsel)(x_low, -m[0] * m[1], 1.0 - m[1] * m[1]);
-			e1[2] = RB_(vsel)(x_low, -m[0] * m[2], -m[1] * m[2]);
-			RB_(normalize_batch)(e1, 3);
+			/* uniform on the spherical cap: cos theta uniform */
 			c = 1.0 - u1 * (1.0 - p->cos_half_noise);
 			t = 1.0 - c * c;
 			s = RB_(vsqrt)(RB_(vsel)(t > 0.0, t, zero));
-			e2[0] = m[1] * e1[2] - m[2] * e1[1];
-			e2[1] = m[2] * e1[0] - m[0] * e1[2];
-			e2[2] = m[0] * e1[1] - m[1] * e1[0];
-			RB_(dm_sincos)(2.0 * DETMATH_PI * u2 - DETMATH_PI, &sp, &cp);
-			for (d = 0; d < 3; d++)
-				h[d] = c * m[d] + s * (cp * e1[d] + sp * e2[d]);
 		}
+		RB_(rotate_batch)(m, c, s, 2.0 * DETMATH_PI * u2 - DETMATH_PI, h, dims);
 		RB_(normalize_batch)(h, dims);
 	}
 	/* finish_heading: the new heading at speed, the move with the old
@@ -573,12 +604,127 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	return 1;
 }
 
+/* couzin_update for the case of p->fast_couzin (one speed, no obstacles,
+ * wrap or no bounds; predators are checked at the call), each lane the
+ * scalar code's operations in its order: the zones' direction, the
+ * Gaussian turn (Box-Muller from detmath_kernels.h; fmod, exact, lane by
+ * lane where the angle is a whole turn or more), the turn limit and the
+ * move. Returns 0, having written nothing, where a boid stands still (the
+ * scalar code's special case). */
+RB_TARGET static inline __attribute__((always_inline)) int
+RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
+		  size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		  const float *const vel[3], float *const pos_out[3], float *const vel_out[3],
+		  const int dims)
+{
+	const RB_(vd) zero = {0};
+	const double TWO_PI = 2.0 * DETMATH_PI, speed = p->speed_max;
+	RB_(vd) u[3], o[3], at[3], dv[3], w[3], h[3], n2 = zero, no2 = zero, na2 = zero, inv;
+	RB_(vd) nsep, nali, ncoh;
+	RB_(vl) has_o, has_a;
+	int l, d;
+
+	for (d = 0; d < dims; d++) {
+		u[d] = RB_(slots)(vel[d], nb, k);
+		n2 += u[d] * u[d];
+	}
+	for (l = 0; l < RB_W; l++)
+		if (!(n2[l] > 0.0))
+			return 0;
+	inv = 1.0 / RB_(vsqrt)(n2);
+	for (d = 0; d < dims; d++)
+		u[d] *= inv;
+	/* repulsion first; else orientation and attraction, each normalised */
+	nsep = RB_(acc_n)(acc, nb, RB_ACC(n_sep));
+	nali = RB_(acc_n)(acc, nb, RB_ACC(n_ali));
+	ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
+	for (d = 0; d < dims; d++) {
+		o[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float));
+		at[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float));
+		no2 += o[d] * o[d];
+		na2 += at[d] * at[d];
+	}
+	RB_(normalize_batch)(o, dims);
+	RB_(normalize_batch)(at, dims);
+	has_o = (nali > 0.0) & (no2 > 0.0);
+	has_a = (ncoh > 0.0) & (na2 > 0.0);
+	n2 = zero;
+	for (d = 0; d < dims; d++) {
+		const RB_(vd) sep = -RB_(acc_f)(acc, nb, RB_ACC(sep) + (size_t)d * sizeof(float));
+
+		dv[d] = RB_(vsel)(has_o & has_a, 0.5 * (o[d] + at[d]),
+				  RB_(vsel)(has_o, o[d], RB_(vsel)(has_a, at[d], u[d])));
+		dv[d] = RB_(vsel)(nsep > 0.0, sep, dv[d]);
+		n2 += dv[d] * dv[d];
+	}
+	inv = 1.0 / RB_(vsqrt)(n2);
+	for (d = 0; d < dims; d++)
+		w[d] = dv[d] = RB_(vsel)(n2 > 0.0, dv[d] * inv, u[d]);
+	if (p->noise > 0.0) {
+		RB_(vd) u1, u2, g, s, c, phi = zero;
+
+		RB_(noise_batch)(p, id, step, nb, k, &u1, &u2);
+		g = p->noise * RB_(dm_normal)(u1, u2);
+		/* the same rotation for angles that differ by whole turns */
+		for (l = 0; l < RB_W; l++)
+			if (!(fabs(g[l]) < TWO_PI))
+				g[l] = fmod(g[l], TWO_PI);
+		g = RB_(vsel)(g > DETMATH_PI, g - TWO_PI, RB_(vsel)(g < -DETMATH_PI, g + TWO_PI, g));
+		RB_(dm_sincos)(dims == 2 ? g : RB_(vabs)(g), &s, &c);
+		/* 3D: the axis of the turn, uniform around d, from a second draw */
+		if (dims == 3) {
+			uint32_t r[4];
+
+			for (l = 0; l < RB_W; l++) {
+				rng_draw4(p->seed, RNG_NOISE, 1, id[k + (size_t)(l < nb ? l : nb - 1)],
+					  step, r);
+				phi[l] = rng_unit(r[0], r[1]);
+			}
+			phi = 2.0 * DETMATH_PI * phi - DETMATH_PI;
+		}
+		RB_(rotate_batch)(dv, c, s, phi, w, dims);
+		RB_(normalize_batch)(w, dims);
+	}
+	/* rules_turn: at most max_turn dt from u toward w, in their plane */
+	if (p->has_turn) {
+		RB_(vd) uw = zero, perp[3], e[3], pn2 = zero;
+		RB_(vl) keep;
+
+		for (d = 0; d < dims; d++)
+			uw += u[d] * w[d];
+		keep = uw >= p->cos_turn;
+		for (d = 0; d < dims; d++) {
+			perp[d] = w[d] - uw * u[d];
+			pn2 += perp[d] * perp[d];
+		}
+		RB_(normalize_batch)(perp, dims);
+		/* w opposite u: either way round */
+		RB_(perpendicular_batch)(u, e, dims);
+		for (d = 0; d < dims; d++) {
+			perp[d] = RB_(vsel)(pn2 > 0.0, perp[d], e[d]);
+			h[d] = RB_(vsel)(keep, w[d], p->cos_turn * u[d] + p->sin_turn * perp[d]);
+		}
+	} else {
+		for (d = 0; d < dims; d++)
+			h[d] = w[d];
+	}
+	RB_(normalize_batch)(h, dims);
+	/* finish_heading: c_i(t + dt) = c_i(t) + v_i(t + dt) dt */
+	for (d = 0; d < dims; d++)
+		RB_(move_batch)(p, d, h[d] * speed, nb, k, pos, pos_out, vel_out);
+	return 1;
+}
+
 /* One vector of up to RB_W boids, slots k .. k+nb-1. */
 RB_TARGET static inline __attribute__((always_inline)) int
 RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 	       size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
 	       const float *const vel[3], float *const pos_out[3], float *const vel_out[3])
 {
+	if (p->fast_couzin)
+		return p->dims == 2 ?
+		       RB_(couzin_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
+		       RB_(couzin_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	if (p->fast_vicsek)
 		return p->dims == 2 ?
 		       RB_(vicsek_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
@@ -618,8 +764,8 @@ RB_(update_vector)(const struct rules_params *p, const struct rules_acc acc[RB_W
 	return RB_(update_nb)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out);
 }
 
-/* The batch, RB_W boids a vector. Where a vector returns 0 (slerp's and
- * Vicsek's special cases) the caller updates the whole batch one by one: the
+/* The batch, RB_W boids a vector. Where a vector returns 0 (the special
+ * cases of slerp, Vicsek and Couzin) the caller updates the whole batch one by one: the
  * vectors before it wrote into pos_out and vel_out only, from pos and vel,
  * the bits the scalar code writes again. */
 RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
@@ -631,7 +777,7 @@ RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 	int h;
 
 	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple ||
-				  p->fast_inertia || p->fast_vicsek))
+				  p->fast_inertia || p->fast_vicsek || p->fast_couzin))
 		return 0;
 	for (h = 0; h < nb; h += RB_W)
 		if (!RB_(update_vector)(p, acc + h, nb - h < RB_W ? nb - h : RB_W, k + (size_t)h,

@@ -302,6 +302,7 @@ static inline tm_vd tm_vsel(tm_vl m, tm_vd a, tm_vd b)
 }
 #define DM_T tm_vd
 #define DM_M tm_vl
+#define DM_I tm_vl
 #define DM_(name) tm_dm_##name
 #define DM_SQRT(x) tm_vsqrt(x)
 #define DM_ABS(x) ((tm_vd)((tm_vl)(x) & INT64_MAX))
@@ -359,6 +360,50 @@ START_TEST(test_detmath_vector_lanes)
 	}
 	ck_assert_msg(bad == 0, "%zu of %zu lanes differ from the scalar functions", bad, tried);
 	ck_assert_uint_gt(tried, nv * nv);
+}
+END_TEST
+
+/* The vector log (its frexp from the bits) and normal deviates against the
+ * scalar functions, bit for bit: at the ends of the noise's uniforms
+ * (2^-53 and 1), about sqrt(1/2) where the mantissa is doubled, at powers
+ * of two, and on random normal numbers of every scale and random uniform
+ * pairs. */
+START_TEST(test_detmath_vector_log)
+{
+	static const double V[] = {0x1p-53, 1.0, 0.5, 0x1.fffffffffffffp-1, 0.70710678118654752440,
+				   0x1.6a09e667f3bccp-1, 0x1.6a09e667f3bcdp-1, 1.5, 2.0, 0x1p-1022,
+				   0x1.fffffffffffffp+1023, 3.0};
+	const size_t nv = sizeof V / sizeof V[0];
+	uint32_t r[4];
+	size_t i, bad = 0, tried = 0;
+	int l;
+
+	for (i = 0; i < nv + 200000; i += 4) {
+		tm_vd x, u1, u2, lg, g;
+
+		for (l = 0; l < 4; l++) {
+			size_t k = i + (size_t)l;
+
+			rng_draw4(11, RNG_NOISE, 0, (uint32_t)k, 3, r);
+			u1[l] = 1.0 - rng_unit(r[0], r[1]);
+			u2[l] = rng_unit(r[2], r[3]);
+			x[l] = k < nv ? V[k] : k % 2 ? u1[l] :
+			       (0.5 + rng_unit(r[1], r[2])) * ldexp(1.0, (int)(r[3] % 2000) - 1000);
+		}
+		lg = tm_dm_log(x);
+		g = tm_dm_normal(u1, u2);
+		for (l = 0; l < 4; l++) {
+			tried++;
+			if (!same_bits(lg[l], detmath_log(x[l])) ||
+			    !same_bits(g[l], detmath_normal(u1[l], u2[l]))) {
+				if (bad++ < 5)
+					fprintf(stderr, "lane %d: log(%a) = %a, scalar %a\n", l, x[l],
+						lg[l], detmath_log(x[l]));
+			}
+		}
+	}
+	ck_assert_msg(bad == 0, "%zu of %zu lanes differ from the scalar functions", bad, tried);
+	ck_assert_uint_gt(tried, 200000);
 }
 END_TEST
 
@@ -469,6 +514,7 @@ Suite *models_suite(void)
 	tcase_add_test(tc, test_detmath);
 	tcase_add_test(tc, test_detmath_atan2);
 	tcase_add_test(tc, test_detmath_vector_lanes);
+	tcase_add_test(tc, test_detmath_vector_log);
 	tcase_add_test(tc, test_metrics_known);
 	tcase_add_test(tc, test_unused_keys_noted);
 	suite_add_tcase(s, tc);
