@@ -202,6 +202,23 @@ static void print_encoding(const struct traj_reader *r)
 	printf("%s\n", *sep ? "" : "no frames");
 }
 
+/* A binary copy's generator ends so (convert), after its input's own note
+ * on how the sums were taken: its status 1 then says that its input was
+ * not complete, not that a signal stopped a run. */
+#define CONVERTED " (converted)"
+#define BRUTE " (neighbours brute)"
+
+static const char *status_text(const struct traj_header *h, enum traj_status st)
+{
+	const size_t g = strlen(h->generator), c = strlen(CONVERTED);
+
+	if (st == TRAJ_COMPLETE)
+		return "complete";
+	if (g >= c && strcmp(h->generator + g - c, CONVERTED) == 0)
+		return "interrupted: a copy of an incomplete, cut or damaged file";
+	return "interrupted by a signal";
+}
+
 static void print_steps(const struct traj_reader *r)
 {
 	uint64_t n = traj_reader_frames(r);
@@ -309,7 +326,7 @@ int cmd_info(int argc, char **argv)
 	else if (!traj_reader_ended(r, &st))
 		printf("incomplete: no end record (the run was killed, or is still running)\n");
 	else
-		printf("%s\n", st == TRAJ_COMPLETE ? "complete" : "interrupted by a signal");
+		printf("%s\n", status_text(h, st));
 	if (strcmp(argv[optind], "-") != 0 && stat(argv[optind], &sb) == 0) {
 		double raw = (double)as.total *
 			     (h->fields + (h->has_agents ? TRAJ_AGENT_FIELDS : 0)) * 4;
@@ -379,8 +396,8 @@ int cmd_verify(int argc, char **argv)
 	}
 	printf("%s: ok: ", argv[1]);
 	print_steps(r);
-	printf("%s\n", h->format != TRAJ_BIN ? "" :
-	       st == TRAJ_COMPLETE ? ", complete" : ", interrupted by a signal");
+	printf("%s%s\n", h->format != TRAJ_BIN ? "" : ", ",
+	       h->format != TRAJ_BIN ? "" : status_text(h, st));
 	status = 0;
 out:
 	if (cmd_stdout_flush() != 0)
@@ -616,7 +633,8 @@ int cmd_convert(int argc, char **argv)
 		for (k = 0, nids = 0; k < nranges; k++)
 			nids += (size_t)(ranges[k].hi - ranges[k].lo) + 1;
 	agents = h->has_agents || ranges != NULL;
-	snprintf(generator, sizeof generator, "boidsim %s", PACKAGE_VERSION);
+	snprintf(generator, sizeof generator, "boidsim %s%s" CONVERTED, PACKAGE_VERSION,
+		 h->format == TRAJ_BIN && strstr(h->generator, BRUTE) ? BRUTE : "");
 	w = traj_writer_open(out, fmt, h->dims, h->has_hue, agents ? TRAJ_FLAG_AGENTS : 0, nids,
 			     h->seed, generator, h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
 	if (w == NULL) {
