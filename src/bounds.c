@@ -54,6 +54,23 @@ float bounds_place(const struct bounds *b, int d, double p)
 	return (float)p;
 }
 
+void bounds_reflect1(const struct bounds *b, int d, double *p, float *v)
+{
+	/* Mirror the overshoot back into the box; a move longer than the box
+	 * is clamped to the wall it crossed last. */
+	if (*p < b->lo[d]) {
+		*p = 2.0 * b->lo[d] - *p;
+		*v = -*v;
+	} else if (*p > b->hi[d]) {
+		*p = 2.0 * b->hi[d] - *p;
+		*v = -*v;
+	}
+	if (*p < b->lo[d])
+		*p = b->lo[d];
+	if (*p > b->hi[d])
+		*p = b->hi[d];
+}
+
 void bounds_apply(const struct bounds *b, double pos[3], float vel[3])
 {
 	int d;
@@ -64,21 +81,8 @@ void bounds_apply(const struct bounds *b, double pos[3], float vel[3])
 			pos[d] = bounds_wrap1(b, d, pos[d]);
 		break;
 	case BOUNDS_REFLECT:
-		/* Mirror the overshoot back into the box; a move longer than the
-		 * box is clamped to the wall it crossed last. */
-		for (d = 0; d < b->dims; d++) {
-			if (pos[d] < b->lo[d]) {
-				pos[d] = 2.0 * b->lo[d] - pos[d];
-				vel[d] = -vel[d];
-			} else if (pos[d] > b->hi[d]) {
-				pos[d] = 2.0 * b->hi[d] - pos[d];
-				vel[d] = -vel[d];
-			}
-			if (pos[d] < b->lo[d])
-				pos[d] = b->lo[d];
-			if (pos[d] > b->hi[d])
-				pos[d] = b->hi[d];
-		}
+		for (d = 0; d < b->dims; d++)
+			bounds_reflect1(b, d, &pos[d], &vel[d]);
 		break;
 	case BOUNDS_STEER:
 	case BOUNDS_NONE:

@@ -36,6 +36,11 @@ static inline float bounds_min_image(const struct bounds *b, int d, float delta)
 /* Under wrap: coordinate p of axis d brought into [lo, hi), in binary32. */
 float bounds_wrap1(const struct bounds *b, int d, double p);
 
+/* Under reflect: coordinate p of axis d, outside [lo, hi], mirrored back
+ * into the box and the velocity component v reversed; a move longer than
+ * the box is clamped to the wall it crossed last. */
+void bounds_reflect1(const struct bounds *b, int d, double *p, float *v);
+
 /* After a move: wrap positions around the torus, or reflect them (and the
  * velocity component) off the walls; steer and none leave them alone. */
 void bounds_apply(const struct bounds *b, double pos[3], float vel[3]);

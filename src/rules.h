@@ -51,20 +51,19 @@ struct rules_params {
 	const float *pred_pos[3];
 	double r_flee, w_flee;
 	/* The common case of Reynolds' model (uniform speeds, no target,
-	 * walls, obstacles, attractors or turn limit; wrap or no bounds), which
+	 * obstacles, attractors or turn limit; any bounds mode), which
 	 * rules_update_batch does RULES_BATCH boids at a time; predators are
 	 * checked at the call, as they are set per step. */
 	int fast_batch;
 	/* The same for blend and slerp: no return rule, obstacles or
-	 * attractors (slerp: nor a target); wrap or no bounds (blend_batch,
-	 * slerp_batch). */
+	 * attractors (slerp: nor a target) (blend_batch, slerp_batch). */
 	int fast_blend, fast_slerp;
 	/* And simple and accelerate, under fast_batch's conditions
 	 * (simple_batch); inertia without a target, speed variation,
-	 * obstacles or attractors, wrap or no bounds (inertia_batch). */
+	 * obstacles or attractors (inertia_batch). */
 	int fast_simple, fast_inertia;
-	/* And Vicsek's and Couzin's models of one speed without obstacles,
-	 * wrap or no bounds (vicsek_batch, couzin_batch). */
+	/* And Vicsek's and Couzin's models of one speed without obstacles
+	 * (vicsek_batch, couzin_batch). */
 	int fast_vicsek, fast_couzin;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */

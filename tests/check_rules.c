@@ -341,7 +341,8 @@ END_TEST
 
 /* The batch updates (rules_update_batch_avx512 and _avx2, RULES_BATCH
  * boids, in vectors of 8 and of 4 binary64 lanes) against rules_update,
- * boid by boid, bit for bit: the models they serve, 2D and 3D, every
+ * boid by boid, bit for bit: the models they serve, 2D and 3D, in every
+ * bounds mode but none (steer only where the model has forces), every
  * batch size 1 .. RULES_BATCH (the AVX2 copy splits a batch in two
  * vectors), sums with empty rules and boids outside the box among them;
  * and no slot at or past nb written. Only the levels this CPU runs are
@@ -380,27 +381,34 @@ START_TEST(test_batch_matches_scalar)
 	static const char *MODELS[] = {"reynolds", "blend", "slerp", "simple", "accelerate",
 				       "inertia", "vicsek", "couzin"};
 	const int nm = (int)(sizeof MODELS / sizeof MODELS[0]), slerp = 2, vicsek = 6, couzin = 7;
+	/* every bounds mode the batches take (steer's margin 2 of 10) */
+	static const char *MODES[] = {"wrap", "reflect", "steer"};
 	/* ids and a step of their own, which the noise of Vicsek's and Couzin's
 	 * models reads */
 	const uint32_t ids[RULES_BATCH] = {1000, 1037, 1074, 1111, 1148, 1185, 1222, 1259};
 	batch_update_fn *const FN[2] = {rules_update_batch_avx512, rules_update_batch_avx2};
 	uint64_t st = 0x9e3779b97f4a7c15u;
-	int m, dims, level, nb, b, d, trial, batched = 0, levels = 0;
+	int m, mode, dims, level, nb, b, d, trial, batched = 0, levels = 0;
 
 	for (level = 0; level < 2; level++)
 		levels += batch_level_runs(level);
 	ck_assert_int_gt(levels, 0);
 	for (m = 0; m < nm; m++)
+		for (mode = 0; mode < 3; mode++)
 		for (dims = 2; dims <= 3; dims++) {
 			char text[512];
 			struct scenario sc;
 			struct rules_params rp;
 
+			/* steer mode only for the models with forces */
+			if (mode == 2 && m != 0 && strcmp(MODELS[m], "simple") != 0 &&
+			    strcmp(MODELS[m], "accelerate") != 0)
+				continue;
 			snprintf(text, sizeof text,
 				 "{\"model\": \"%s\", \"dimensions\": %d, \"count\": 8, \"steps\": 1,"
 				 " %s"
 				 " \"bounds\": {\"min\": [0, 0%s], \"max\": [10, 10%s],"
-				 " \"mode\": \"wrap\"}}",
+				 " \"mode\": \"%s\", \"margin\": 2}}",
 				 MODELS[m], dims,
 				 m == vicsek ? "\"speed\": {\"max\": 1}, \"noise\": 0.7," :
 				 /* noise 3: some turns of a whole turn or more (the
@@ -408,7 +416,7 @@ START_TEST(test_batch_matches_scalar)
 				 m == couzin ? "\"speed\": {\"max\": 1}, \"noise\": 3,"
 					       " \"max_turn\": 40," :
 				 "\"speed\": {\"min\": 0.25, \"max\": 1}, \"max_force\": 0.05,",
-				 dims == 3 ? ", 0" : "", dims == 3 ? ", 10" : "");
+				 dims == 3 ? ", 0" : "", dims == 3 ? ", 10" : "", MODES[mode]);
 			params(text, &sc, &rp);
 			for (trial = 0; trial < 40; trial++) {
 				float pos[3][RULES_BATCH], vel[3][RULES_BATCH];
@@ -419,10 +427,15 @@ START_TEST(test_batch_matches_scalar)
 				for (b = 0; b < RULES_BATCH; b++) {
 					rules_acc_init(&acc[b]);
 					for (d = 0; d < 3; d++) {
-						/* some boids at the box's far edge, to wrap */
+						/* some boids at the box's far edge, to wrap,
+						 * or at either wall headed out, to reflect */
 						pos[d][b] = trial % 5 == 0 && b == 3 ? 9.9990f :
+							    trial % 5 == 1 && b == 2 ? 0.0005f :
 							    (float)(10.0 * batch_rand(&st));
-						vel[d][b] = d < dims ? (float)(batch_rand(&st) - 0.5) : 0.0f;
+						vel[d][b] = d >= dims ? 0.0f :
+							    trial % 5 == 0 && b == 3 ? 0.75f :
+							    trial % 5 == 1 && b == 2 ? -0.75f :
+							    (float)(batch_rand(&st) - 0.5);
 						acc[b].sep[d] = (float)(4.0 * batch_rand(&st) - 2.0);
 						acc[b].ali[d] = (float)(6.0 * batch_rand(&st) - 3.0);
 						acc[b].coh[d] = (float)(8.0 * batch_rand(&st) - 4.0);
