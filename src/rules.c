@@ -102,17 +102,18 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->inv_r_ali = (float)(1.0 / sc->r_ali);
 	/* Any bounds mode: the batch's store wraps or reflects as
 	 * bounds_apply does, and steer mode's containment, which only
-	 * Reynolds', simple and accelerate have, is in their batches. */
-	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed && !p->has_target &&
+	 * Reynolds', simple and accelerate have, is in their batches; so is
+	 * the target, where a model has one (not blend, accelerate, Vicsek
+	 * or Couzin; slerp's is its own, not in its batch). */
+	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed &&
 			p->ip.n_obstacles == 0 && p->n_attractors == 0 && !p->has_turn;
 	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
 			p->n_attractors == 0;
 	p->fast_simple = (p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE) &&
-			 p->uniform_speed && !p->has_target && p->ip.n_obstacles == 0 &&
-			 p->n_attractors == 0 && !p->has_turn;
-	p->fast_inertia = p->model == MODEL_INERTIA && !p->has_target &&
-			  sc->speed_variation == 0.0 && p->ip.n_obstacles == 0 &&
-			  p->n_attractors == 0;
+			 p->uniform_speed && p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
+			 !p->has_turn;
+	p->fast_inertia = p->model == MODEL_INERTIA && sc->speed_variation == 0.0 &&
+			  p->ip.n_obstacles == 0 && p->n_attractors == 0;
 	p->fast_vicsek = p->model == MODEL_VICSEK && p->uniform_speed && p->ip.n_obstacles == 0;
 	p->fast_couzin = p->model == MODEL_COUZIN && p->uniform_speed && p->ip.n_obstacles == 0;
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&

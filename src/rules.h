@@ -50,7 +50,7 @@ struct rules_params {
 	int n_pred;
 	const float *pred_pos[3];
 	double r_flee, w_flee;
-	/* The common case of Reynolds' model (uniform speeds, no target,
+	/* The common case of Reynolds' model (uniform speeds, no
 	 * obstacles, attractors or turn limit; any bounds mode), which
 	 * rules_update_batch does RULES_BATCH boids at a time; predators are
 	 * checked at the call, as they are set per step. */
@@ -59,8 +59,8 @@ struct rules_params {
 	 * attractors (slerp: nor a target) (blend_batch, slerp_batch). */
 	int fast_blend, fast_slerp;
 	/* And simple and accelerate, under fast_batch's conditions
-	 * (simple_batch); inertia without a target, speed variation,
-	 * obstacles or attractors (inertia_batch). */
+	 * (simple_batch); inertia without speed variation, obstacles or
+	 * attractors (inertia_batch). */
 	int fast_simple, fast_inertia;
 	/* And Vicsek's and Couzin's models of one speed without obstacles
 	 * (vicsek_batch, couzin_batch). */

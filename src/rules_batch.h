@@ -272,6 +272,35 @@ RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_
 	}
 }
 
+/* target_offset (rules.c) on RB_W lanes: off, the offset to the target,
+ * its binary32 difference brought to the nearest image under wrap
+ * (bounds_min_image); returns the lanes farther than target.radius. */
+RB_TARGET static inline __attribute__((always_inline)) RB_(vl)
+RB_(target_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd) off[3],
+		  const int dims)
+{
+	const RB_(vd) zero = {0};
+	const struct bounds *b = &p->ip.box;
+	RB_(vd) r2 = zero;
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		RB_(vfb) t = __builtin_convertvector(p->target[d] - x0[d], RB_(vfb));
+
+		if (b->mode == BOUNDS_WRAP) {
+			const RB_(vib) hi = t > b->half_f[d];
+			const RB_(vib) lo = ~hi & (t < -b->half_f[d]);
+			const RB_(vfb) dn = t - b->len_f[d], up = t + b->len_f[d];
+
+			t = (RB_(vfb))(((RB_(vib))dn & hi) | ((RB_(vib))up & lo) |
+				       ((RB_(vib))t & ~(hi | lo)));
+		}
+		off[d] = __builtin_convertvector(t, RB_(vd));
+		r2 += off[d] * off[d];
+	}
+	return r2 > p->target_radius * p->target_radius;
+}
+
 /* containment (rules.c) on RB_W lanes: des, along each axis, +1 inside
  * the low wall's margin, -1 inside the high one's, else 0; returns the
  * lanes near a wall. */
@@ -320,6 +349,12 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	for (d = 0; d < dims; d++)
 		des[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float)) / ncoh;
 	RB_(steer_batch)(p, dims, p->w_coh, ncoh > 0.0, des, v0, smax, a);
+	/* Target: the displacement to it, beyond target.radius. */
+	if (p->has_target) {
+		RB_(vl) pull = RB_(target_batch)(p, x0, des, dims);
+
+		RB_(steer_batch)(p, dims, p->w_target, pull, des, v0, smax, a);
+	}
 	/* Containment (steer mode): back into the box inside its margin. */
 	if (p->w_bounds != 0.0) {
 		RB_(vl) near = RB_(containment_batch)(p, x0, des, dims);
@@ -331,21 +366,23 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 
 
 /* simple_acceleration and integrate_boid for the case of p->fast_simple
- * (the pseudocode boids and the JavaFX flock: uniform speeds, no target,
+ * (the pseudocode boids and the JavaFX flock: uniform speeds, no
  * obstacles, attractors or turn limit; any bounds, steer mode's
- * containment included), each term added where the scalar code adds it,
- * in its order. */
+ * containment and the target included), each term added where the scalar
+ * code adds it, in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 		  size_t k, const float *const pos[3], const float *const vel[3],
 		  float *const pos_out[3], float *const vel_out[3], const int dims)
 {
 	const int accel = p->model == MODEL_ACCELERATE;
-	RB_(vd) v0[3], x0[3], a[3], wall[3], nsep, nali, ncoh, t;
-	RB_(vl) near = {0};
+	RB_(vd) v0[3], x0[3], a[3], wall[3], tgt[3], nsep, nali, ncoh, t;
+	RB_(vl) near = {0}, pull = {0};
 	int d;
 
 	RB_(batch_inputs)(acc, nb, k, pos, vel, v0, x0, a, &nsep, &nali, &ncoh, dims);
+	if (p->has_target)
+		pull = RB_(target_batch)(p, x0, tgt, dims);
 	if (p->w_bounds != 0.0)
 		near = RB_(containment_batch)(p, x0, wall, dims);
 	for (d = 0; d < dims; d++) {
@@ -360,6 +397,8 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 			a[d] = a[d] + p->w_sep * t;
 		else
 			a[d] = RB_(vsel)(nsep > 0.0, a[d] + p->w_sep * (p->r_sep * t / nsep), a[d]);
+		if (p->has_target)
+			a[d] = RB_(vsel)(pull, a[d] + p->w_target * tgt[d], a[d]);
 		/* containment (steer mode), on every axis where any is near */
 		if (p->w_bounds != 0.0)
 			a[d] = RB_(vsel)(near, a[d] + p->w_bounds * wall[d], a[d]);
@@ -383,9 +422,9 @@ RB_(normalize_batch)(RB_(vd) v[3], const int dims)
 }
 
 /* inertia_update for the case of p->fast_inertia (the compute-shader
- * flock with no target, obstacles or attractors, and no speed variation,
- * so that its factor f is 1), each lane the scalar code's operations in
- * its order. */
+ * flock with no obstacles or attractors, and no speed variation, so
+ * that its factor f is 1), each lane the scalar code's operations in its
+ * order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 		   size_t k, const float *const pos[3], const float *const vel[3],
@@ -393,13 +432,21 @@ RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W
 {
 	const double smax = p->speed_max, keep = p->inertia_keep;
 	const RB_(vd) inv_n = 1.0 / (RB_(acc_n)(acc, nb, RB_ACC(n_ali)) + 1.0);
-	RB_(vd) u[3], c[3]; /* past dims unset: see batch_inputs */
+	const RB_(vd) zero = {0};
+	RB_(vd) u[3], c[3], tg[3], x0[3]; /* past dims unset: see batch_inputs */
 	int d;
 
+	for (d = 0; d < dims; d++)
+		tg[d] = zero;
+	if (p->has_target) {
+		for (d = 0; d < dims; d++)
+			x0[d] = RB_(slots)(pos[d], nb, k);
+		(void)RB_(target_batch)(p, x0, tg, dims);
+	}
 	for (d = 0; d < dims; d++) {
 		u[d] = RB_(slots)(vel[d], nb, k) / smax;
-		/* (the target's offset, 0 here, + the sum) */
-		c[d] = (0.0 + RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float))) * inv_n;
+		/* the target's offset (0 without one) + the sum */
+		c[d] = (tg[d] + RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float))) * inv_n;
 	}
 	RB_(normalize_batch)(u, dims);
 	RB_(normalize_batch)(c, dims);
