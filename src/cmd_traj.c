@@ -204,7 +204,7 @@ static void print_encoding(const struct traj_reader *r)
 
 /* A binary copy's generator ends so (convert), after its input's own note
  * on how the sums were taken: its status 1 then says that its input was
- * not complete, not that a signal stopped a run. */
+ * not complete, which a signal may have caused or not. */
 #define CONVERTED " (converted)"
 #define BRUTE " (neighbours brute)"
 
@@ -215,7 +215,8 @@ static const char *status_text(const struct traj_header *h, enum traj_status st)
 	if (st == TRAJ_COMPLETE)
 		return "complete";
 	if (g >= c && strcmp(h->generator + g - c, CONVERTED) == 0)
-		return "interrupted: a copy of an incomplete, cut or damaged file";
+		return "interrupted: a copy of a run stopped by a signal, or of an incomplete, "
+		       "cut or damaged file";
 	return "interrupted by a signal";
 }
 
@@ -575,7 +576,9 @@ int cmd_convert(int argc, char **argv)
 	enum traj_format fmt;
 	enum traj_status st = TRAJ_COMPLETE;
 	int c, rc, status = 1, indexed, salvage = 0, lost = 0, agents;
-	char bad[128], generator[64];
+	/* room for the version and both notes, so that " (converted)" is
+	 * never cut off */
+	char bad[128], generator[sizeof PACKAGE_VERSION + sizeof BRUTE + sizeof CONVERTED + 16];
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
