@@ -139,7 +139,7 @@ double rules_inertia_factor(const struct rules_params *p, uint32_t id, uint64_t 
 
 /* rules_update for nb (1 to RULES_BATCH) boids at slots k .. k+nb-1 of
  * the arrays at once (their ids id[k ..], at step), when one of the fast_*
- * cases above holds and there are no predators: the same binary64
+ * cases above holds (and blend sees no predators): the same binary64
  * operations for each boid, in vectors, so the same bits.
  * Compiled for AVX-512 and for AVX2 (on x86-64), where it pays: call each
  * only where grid_init chose a level the processor has. Returns 0, having done

@@ -272,6 +272,22 @@ RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_
 	}
 }
 
+/* bounds_min_image on RB_W binary32 lanes of axis d: under wrap, the
+ * nearest periodic image of the displacement t. */
+RB_TARGET static inline __attribute__((always_inline)) RB_(vfb)
+RB_(min_image_batch)(const struct bounds *b, int d, RB_(vfb) t)
+{
+	if (b->mode == BOUNDS_WRAP) {
+		const RB_(vib) hi = t > b->half_f[d];
+		const RB_(vib) lo = ~hi & (t < -b->half_f[d]);
+		const RB_(vfb) dn = t - b->len_f[d], up = t + b->len_f[d];
+
+		t = (RB_(vfb))(((RB_(vib))dn & hi) | ((RB_(vib))up & lo) |
+			       ((RB_(vib))t & ~(hi | lo)));
+	}
+	return t;
+}
+
 /* target_offset (rules.c) on RB_W lanes: off, the offset to the target,
  * its binary32 difference brought to the nearest image under wrap
  * (bounds_min_image); returns the lanes farther than target.radius. */
@@ -285,20 +301,33 @@ RB_(target_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd) off
 	int d;
 
 	for (d = 0; d < dims; d++) {
-		RB_(vfb) t = __builtin_convertvector(p->target[d] - x0[d], RB_(vfb));
+		const RB_(vfb) t = __builtin_convertvector(p->target[d] - x0[d], RB_(vfb));
 
-		if (b->mode == BOUNDS_WRAP) {
-			const RB_(vib) hi = t > b->half_f[d];
-			const RB_(vib) lo = ~hi & (t < -b->half_f[d]);
-			const RB_(vfb) dn = t - b->len_f[d], up = t + b->len_f[d];
-
-			t = (RB_(vfb))(((RB_(vib))dn & hi) | ((RB_(vib))up & lo) |
-				       ((RB_(vib))t & ~(hi | lo)));
-		}
-		off[d] = __builtin_convertvector(t, RB_(vd));
+		off[d] = __builtin_convertvector(RB_(min_image_batch)(b, d, t), RB_(vd));
 		r2 += off[d] * off[d];
 	}
 	return r2 > p->target_radius * p->target_radius;
+}
+
+/* flee_offset (rules.c) on RB_W lanes: off, the displacement away from
+ * predator i (binary32, its nearest image under wrap); returns the lanes
+ * within radii.flee of it and not on it. x0: the positions, binary32
+ * values. */
+RB_TARGET static inline __attribute__((always_inline)) RB_(vl)
+RB_(flee_batch)(const struct rules_params *p, int i, const RB_(vd) x0[3], RB_(vd) off[3],
+		const int dims)
+{
+	const RB_(vd) zero = {0};
+	RB_(vd) r2 = zero;
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		const RB_(vfb) t = __builtin_convertvector(x0[d], RB_(vfb)) - p->pred_pos[d][i];
+
+		off[d] = __builtin_convertvector(RB_(min_image_batch)(&p->ip.box, d, t), RB_(vd));
+		r2 += off[d] * off[d];
+	}
+	return (r2 <= p->r_flee * p->r_flee) & (r2 > 0.0);
 }
 
 /* containment (rules.c) on RB_W lanes: des, along each axis, +1 inside
@@ -334,7 +363,7 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 {
 	const double smax = p->speed_max;
 	RB_(vd) v0[3], x0[3], des[3], a[3], nsep, nali, ncoh;
-	int d;
+	int d, i;
 
 	RB_(batch_inputs)(acc, nb, k, pos, vel, v0, x0, a, &nsep, &nali, &ncoh, dims);
 	/* Separation: sum of (p_i - p_j)/|p_i - p_j|^2. */
@@ -361,6 +390,13 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 
 		RB_(steer_batch)(p, dims, p->w_bounds, near, des, v0, smax, a);
 	}
+	/* Flee: from each predator within radii.flee, straight away, in
+	 * order. */
+	for (i = 0; i < p->n_pred; i++) {
+		RB_(vl) flee = RB_(flee_batch)(p, i, x0, des, dims);
+
+		RB_(steer_batch)(p, dims, p->w_flee, flee, des, v0, smax, a);
+	}
 	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
 }
 
@@ -378,7 +414,7 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	const int accel = p->model == MODEL_ACCELERATE;
 	RB_(vd) v0[3], x0[3], a[3], wall[3], tgt[3], nsep, nali, ncoh, t;
 	RB_(vl) near = {0}, pull = {0};
-	int d;
+	int d, i;
 
 	RB_(batch_inputs)(acc, nb, k, pos, vel, v0, x0, a, &nsep, &nali, &ncoh, dims);
 	if (p->has_target)
@@ -402,6 +438,19 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		/* containment (steer mode), on every axis where any is near */
 		if (p->w_bounds != 0.0)
 			a[d] = RB_(vsel)(near, a[d] + p->w_bounds * wall[d], a[d]);
+	}
+	/* w_flee times the unit vector away from each predator within
+	 * radii.flee, in order */
+	for (i = 0; i < p->n_pred; i++) {
+		const RB_(vd) zero = {0};
+		RB_(vl) flee = RB_(flee_batch)(p, i, x0, tgt, dims);
+		RB_(vd) n2 = zero, len;
+
+		for (d = 0; d < dims; d++)
+			n2 += tgt[d] * tgt[d];
+		len = RB_(vsqrt)(n2);
+		for (d = 0; d < dims; d++)
+			a[d] = RB_(vsel)(flee, a[d] + p->w_flee * tgt[d] / len, a[d]);
 	}
 	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
 }
@@ -522,7 +571,7 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 }
 
 /* slerp_update for the case of p->fast_slerp (no target, return rule,
- * obstacles, attractors or predators; any bounds), each lane the
+ * obstacles or attractors; any bounds; slerp flees no predator), each lane the
  * scalar code's operations in its order, the slerp angle's atan2 and
  * sincos too (detmath_kernels.h). Returns 0, having written nothing, where
  * a boid stands still or turns from a heading exactly toward or away from
@@ -704,8 +753,8 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 }
 
 /* couzin_update for the case of p->fast_couzin (one speed, no obstacles,
- * any bounds; predators are checked at the call), each lane the
- * scalar code's operations in its order: the zones' direction, the
+ * any bounds), each lane the scalar code's operations in its order: the
+ * predators' flight or the zones' direction, the
  * Gaussian turn (Box-Muller from detmath_kernels.h; fmod, exact, lane by
  * lane where the angle is a whole turn or more), the turn limit and the
  * move. Returns 0, having written nothing, where a boid stands still (the
@@ -719,13 +768,28 @@ RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	const RB_(vd) zero = {0};
 	const double TWO_PI = 2.0 * DETMATH_PI, speed = p->speed_max;
 	RB_(vd) u[3], o[3], at[3], dv[3], w[3], h[3], n2 = zero, no2 = zero, na2 = zero, inv;
-	RB_(vd) nsep, nali, ncoh;
-	RB_(vl) has_o, has_a;
-	int l, d;
+	RB_(vd) nsep, nali, ncoh, fd[3], off[3], x0[3];
+	RB_(vl) has_o, has_a, fled = {0};
+	int l, d, i;
 
 	for (d = 0; d < dims; d++) {
 		u[d] = RB_(slots)(vel[d], nb, k);
 		n2 += u[d] * u[d];
+	}
+	/* predators first: the sum of the unit vectors away from those
+	 * within radii.flee (flee_sum), whatever the neighbours do */
+	for (d = 0; d < dims; d++)
+		fd[d] = zero;
+	if (p->n_pred > 0)
+		for (d = 0; d < dims; d++)
+			x0[d] = RB_(slots)(pos[d], nb, k);
+	for (i = 0; i < p->n_pred; i++) {
+		RB_(vl) flee = RB_(flee_batch)(p, i, x0, off, dims);
+
+		RB_(normalize_batch)(off, dims);
+		for (d = 0; d < dims; d++)
+			fd[d] = RB_(vsel)(flee, fd[d] + off[d], fd[d]);
+		fled |= flee;
 	}
 	for (l = 0; l < RB_W; l++)
 		if (!(n2[l] > 0.0))
@@ -754,6 +818,7 @@ RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		dv[d] = RB_(vsel)(has_o & has_a, 0.5 * (o[d] + at[d]),
 				  RB_(vsel)(has_o, o[d], RB_(vsel)(has_a, at[d], u[d])));
 		dv[d] = RB_(vsel)(nsep > 0.0, sep, dv[d]);
+		dv[d] = RB_(vsel)(fled, fd[d], dv[d]);
 		n2 += dv[d] * dv[d];
 	}
 	inv = 1.0 / RB_(vsqrt)(n2);
@@ -875,8 +940,11 @@ RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 {
 	int h;
 
-	if (p->n_pred > 0 || !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple ||
-				  p->fast_inertia || p->fast_vicsek || p->fast_couzin))
+	/* blend's flight from predators is not in its batch (the other
+	 * models flee in theirs, or not at all: slerp, inertia, Vicsek) */
+	if ((p->n_pred > 0 && p->fast_blend) ||
+	    !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple || p->fast_inertia ||
+	      p->fast_vicsek || p->fast_couzin))
 		return 0;
 	for (h = 0; h < nb; h += RB_W)
 		if (!RB_(update_vector)(p, acc + h, nb - h < RB_W ? nb - h : RB_W, k + (size_t)h,
