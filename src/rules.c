@@ -106,12 +106,11 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	 * the target, where a model has one (not blend, accelerate, Vicsek
 	 * or Couzin; slerp's is its own, not in its batch). */
 	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed &&
-			p->ip.n_obstacles == 0 && p->n_attractors == 0 && !p->has_turn;
+			p->ip.n_obstacles == 0 && p->n_attractors == 0;
 	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
 			p->n_attractors == 0;
 	p->fast_simple = (p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE) &&
-			 p->uniform_speed && p->ip.n_obstacles == 0 && p->n_attractors == 0 &&
-			 !p->has_turn;
+			 p->uniform_speed && p->ip.n_obstacles == 0 && p->n_attractors == 0;
 	p->fast_inertia = p->model == MODEL_INERTIA && sc->speed_variation == 0.0 &&
 			  p->ip.n_obstacles == 0 && p->n_attractors == 0;
 	p->fast_vicsek = p->model == MODEL_VICSEK && p->uniform_speed && p->ip.n_obstacles == 0;

@@ -51,7 +51,7 @@ struct rules_params {
 	const float *pred_pos[3];
 	double r_flee, w_flee;
 	/* The common case of Reynolds' model (uniform speeds, no
-	 * obstacles, attractors or turn limit; any bounds mode), which
+	 * obstacles or attractors; any bounds mode), which
 	 * rules_update_batch does RULES_BATCH boids at a time; predators are
 	 * checked at the call, as they are set per step. */
 	int fast_batch;

@@ -239,6 +239,95 @@ RB_(batch_inputs)(const struct rules_acc acc[RB_W], int nb, size_t k,
 	*ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
 }
 
+/* normalize (rules.c) on RB_W lanes: v/|v| as v (1/|v|), v kept where 0 */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(normalize_batch)(RB_(vd) v[3], const int dims)
+{
+	const RB_(vd) zero = {0};
+	RB_(vd) n2 = zero, inv;
+	int k;
+
+	for (k = 0; k < dims; k++)
+		n2 += v[k] * v[k];
+	inv = 1.0 / RB_(vsqrt)(n2);
+	for (k = 0; k < dims; k++)
+		v[k] = RB_(vsel)(n2 > 0.0, v[k] * inv, v[k]);
+}
+
+/* perpendicular (rules.c) on RB_W lanes: a unit vector perpendicular to
+ * unit u; in 3D by Gram-Schmidt against the axis least aligned with u. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(perpendicular_batch)(const RB_(vd) u[3], RB_(vd) e[3], const int dims)
+{
+	RB_(vl) x_low;
+
+	if (dims == 2) {
+		e[0] = -u[1];
+		e[1] = u[0];
+		return;
+	}
+	x_low = RB_(vabs)(u[0]) < 0.9;
+	e[0] = RB_(vsel)(x_low, 1.0 - u[0] * u[0], -u[1] * u[0]);
+	e[1] = RB_(vsel)(x_low, -u[0] * u[1], 1.0 - u[1] * u[1]);
+	e[2] = RB_(vsel)(x_low, -u[0] * u[2], -u[1] * u[2]);
+	RB_(normalize_batch)(e, 3);
+}
+
+/* rules_turn_limit (rules.c) on RB_W lanes, with max_turn dt's cosine and
+ * sine: unit u turned toward unit w by at most that angle, in their plane
+ * (either way round when w is opposite u), into out. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(turn_batch)(const struct rules_params *p, const RB_(vd) u[3], const RB_(vd) w[3],
+		RB_(vd) out[3], const int dims)
+{
+	const RB_(vd) zero = {0};
+	RB_(vd) uw = zero, perp[3], e[3], pn2 = zero;
+	RB_(vl) keep;
+	int d;
+
+	for (d = 0; d < dims; d++)
+		uw += u[d] * w[d];
+	keep = uw >= p->cos_turn;
+	for (d = 0; d < dims; d++) {
+		perp[d] = w[d] - uw * u[d];
+		pn2 += perp[d] * perp[d];
+	}
+	RB_(normalize_batch)(perp, dims);
+	RB_(perpendicular_batch)(u, e, dims);
+	for (d = 0; d < dims; d++) {
+		perp[d] = RB_(vsel)(pn2 > 0.0, perp[d], e[d]);
+		out[d] = RB_(vsel)(keep, w[d], p->cos_turn * u[d] + p->sin_turn * perp[d]);
+	}
+}
+
+/* update_velocity_model's turn limit (rules.c) on RB_W lanes: where both
+ * the velocity and v + a dt have a direction, a becomes the acceleration
+ * that gives v + a dt turned toward by at most max_turn dt, at its speed. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(turn_velocity_batch)(const struct rules_params *p, RB_(vd) a[3], const RB_(vd) v0[3],
+			 const int dims)
+{
+	const RB_(vd) zero = {0};
+	const double dt = p->ip.dt;
+	RB_(vd) u[3], w[3], t[3], u2 = zero, w2 = zero, sp;
+	RB_(vl) turn;
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		u[d] = v0[d];
+		w[d] = v0[d] + a[d] * dt;
+		u2 += u[d] * u[d];
+		w2 += w[d] * w[d];
+	}
+	sp = RB_(vsqrt)(w2);
+	turn = (u2 > 0.0) & (w2 > 0.0);
+	RB_(normalize_batch)(u, dims);
+	RB_(normalize_batch)(w, dims);
+	RB_(turn_batch)(p, u, w, t, dims);
+	for (d = 0; d < dims; d++)
+		a[d] = RB_(vsel)(turn, (t[d] * sp - v0[d]) / dt, a[d]);
+}
+
 /* integrate_boid on the batch: v' = v + a dt, |v'| clamped to [smin,
  * smax], the move, the bounds. */
 RB_TARGET static inline __attribute__((always_inline)) void
@@ -397,15 +486,17 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 
 		RB_(steer_batch)(p, dims, p->w_flee, flee, des, v0, smax, a);
 	}
+	if (p->has_turn)
+		RB_(turn_velocity_batch)(p, a, v0, dims);
 	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
 }
 
 
 /* simple_acceleration and integrate_boid for the case of p->fast_simple
  * (the pseudocode boids and the JavaFX flock: uniform speeds, no
- * obstacles, attractors or turn limit; any bounds, steer mode's
- * containment and the target included), each term added where the scalar
- * code adds it, in its order. */
+ * obstacles or attractors; any bounds, steer mode's containment, the
+ * target, predators and the turn limit included), each term added where
+ * the scalar code adds it, in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 		  size_t k, const float *const pos[3], const float *const vel[3],
@@ -452,22 +543,9 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		for (d = 0; d < dims; d++)
 			a[d] = RB_(vsel)(flee, a[d] + p->w_flee * tgt[d] / len, a[d]);
 	}
+	if (p->has_turn)
+		RB_(turn_velocity_batch)(p, a, v0, dims);
 	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
-}
-
-/* normalize (rules.c) on RB_W lanes: v/|v| as v (1/|v|), v kept where 0 */
-RB_TARGET static inline __attribute__((always_inline)) void
-RB_(normalize_batch)(RB_(vd) v[3], const int dims)
-{
-	const RB_(vd) zero = {0};
-	RB_(vd) n2 = zero, inv;
-	int k;
-
-	for (k = 0; k < dims; k++)
-		n2 += v[k] * v[k];
-	inv = 1.0 / RB_(vsqrt)(n2);
-	for (k = 0; k < dims; k++)
-		v[k] = RB_(vsel)(n2 > 0.0, v[k] * inv, v[k]);
 }
 
 /* inertia_update for the case of p->fast_inertia (the compute-shader
@@ -657,25 +735,6 @@ RB_(noise_batch)(const struct rules_params *p, const uint32_t *id, uint64_t step
 	}
 }
 
-/* perpendicular (rules.c) on RB_W lanes: a unit vector perpendicular to
- * unit u; in 3D by Gram-Schmidt against the axis least aligned with u. */
-RB_TARGET static inline __attribute__((always_inline)) void
-RB_(perpendicular_batch)(const RB_(vd) u[3], RB_(vd) e[3], const int dims)
-{
-	RB_(vl) x_low;
-
-	if (dims == 2) {
-		e[0] = -u[1];
-		e[1] = u[0];
-		return;
-	}
-	x_low = RB_(vabs)(u[0]) < 0.9;
-	e[0] = RB_(vsel)(x_low, 1.0 - u[0] * u[0], -u[1] * u[0]);
-	e[1] = RB_(vsel)(x_low, -u[0] * u[1], 1.0 - u[1] * u[1]);
-	e[2] = RB_(vsel)(x_low, -u[0] * u[2], -u[1] * u[2]);
-	RB_(normalize_batch)(e, 3);
-}
-
 /* rotate_about (rules.c) on RB_W lanes: cos(t) u + sin(t) e(phi), e(phi)
  * the unit vector at angle phi around unit u (2D: the perpendicular, phi
  * not read). */
@@ -850,28 +909,11 @@ RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		RB_(normalize_batch)(w, dims);
 	}
 	/* rules_turn: at most max_turn dt from u toward w, in their plane */
-	if (p->has_turn) {
-		RB_(vd) uw = zero, perp[3], e[3], pn2 = zero;
-		RB_(vl) keep;
-
-		for (d = 0; d < dims; d++)
-			uw += u[d] * w[d];
-		keep = uw >= p->cos_turn;
-		for (d = 0; d < dims; d++) {
-			perp[d] = w[d] - uw * u[d];
-			pn2 += perp[d] * perp[d];
-		}
-		RB_(normalize_batch)(perp, dims);
-		/* w opposite u: either way round */
-		RB_(perpendicular_batch)(u, e, dims);
-		for (d = 0; d < dims; d++) {
-			perp[d] = RB_(vsel)(pn2 > 0.0, perp[d], e[d]);
-			h[d] = RB_(vsel)(keep, w[d], p->cos_turn * u[d] + p->sin_turn * perp[d]);
-		}
-	} else {
+	if (p->has_turn)
+		RB_(turn_batch)(p, u, w, h, dims);
+	else
 		for (d = 0; d < dims; d++)
 			h[d] = w[d];
-	}
 	RB_(normalize_batch)(h, dims);
 	/* finish_heading: c_i(t + dt) = c_i(t) + v_i(t + dt) dt */
 	for (d = 0; d < dims; d++)

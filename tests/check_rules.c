@@ -343,7 +343,8 @@ END_TEST
  * boids, in vectors of 8 and of 4 binary64 lanes) against rules_update,
  * boid by boid, bit for bit: the models they serve, 2D and 3D, in every
  * bounds mode but none (steer only where the model has forces), with a
- * target where the model has one, every
+ * target where the model has one, Reynolds and simple with a turn limit
+ * (when reflecting), predators in some trials, every
  * batch size 1 .. RULES_BATCH (the AVX2 copy splits a batch in two
  * vectors), sums with empty rules and boids outside the box among them;
  * and no slot at or past nb written. Only the levels this CPU runs are
@@ -409,7 +410,7 @@ START_TEST(test_batch_matches_scalar)
 				continue;
 			snprintf(text, sizeof text,
 				 "{\"model\": \"%s\", \"dimensions\": %d, \"count\": 8, \"steps\": 1,"
-				 " %s%s"
+				 " %s%s%s"
 				 " \"bounds\": {\"min\": [0, 0%s], \"max\": [10, 10%s],"
 				 " \"mode\": \"%s\", \"margin\": 2}}",
 				 MODELS[m], dims,
@@ -422,6 +423,9 @@ START_TEST(test_batch_matches_scalar)
 					      " \"weights\": {\"target\": 0.5}," :
 					      "\"target\": {\"position\": [9, 1, 8], \"radius\": 3},"
 					      " \"weights\": {\"target\": 0.5},") : "",
+				 /* a turn limit of 30 degrees a step, when reflecting */
+				 mode == 1 && (strcmp(MODELS[m], "reynolds") == 0 ||
+					       strcmp(MODELS[m], "simple") == 0) ? "\"max_turn\": 30," : "",
 				 m == vicsek ? "\"speed\": {\"max\": 1}, \"noise\": 0.7," :
 				 /* noise 3: some turns of a whole turn or more (the
 				  * lanes' fmod); a turn limit of 40 degrees a step */
