@@ -52,8 +52,9 @@ struct rules_params {
 	double r_flee, w_flee;
 	/* The common case of Reynolds' model (uniform speeds, no
 	 * obstacles or attractors; any bounds mode), which
-	 * rules_update_batch does RULES_BATCH boids at a time; predators are
-	 * checked at the call, as they are set per step. */
+	 * rules_update_batch does RULES_BATCH boids at a time; predators,
+	 * set per step, are read at the call (only blend's batch declines
+	 * when there are any). */
 	int fast_batch;
 	/* The same for blend and slerp: no return rule, obstacles or
 	 * attractors (slerp: nor a target) (blend_batch, slerp_batch). */
