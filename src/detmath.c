@@ -16,6 +16,7 @@
 #define DM_SQRT(x) sqrt(x)
 #define DM_ABS(x) fabs(x)
 #define DM_SEL(m, a, b) ((m) ? (a) : (b))
+#define DM_FLOOR(x) floor(x)
 #define DM_TARGET
 /* the C library's frexp: exact, and defined for every argument */
 static inline double detmath_frexp(double x, double *e)
@@ -46,17 +47,7 @@ double detmath_log(double x)
 
 double detmath_sin(double x)
 {
-	/* 2 pi = HI + MID + LO: HI with its low 25 bits zero, so that k HI
-	 * is exact for |k| < 2^25 (|x| < 2e8), MID the rest of the binary64
-	 * 2 pi, LO what that misses. */
-	static const double HI = 0x1.921fb54p+2;
-	static const double MID = 6.28318530717958623200e+00 - 0x1.921fb54p+2;
-	static const double LO = 2.44929359829470635445e-16;
-	double k = floor(x / (2.0 * DETMATH_PI) + 0.5), r, s, c;
-
-	r = ((x - k * HI) - k * MID) - k * LO;
-	detmath_sincos(r, &s, &c);
-	return s;
+	return detmath_k_sin(x);
 }
 
 double detmath_exp(double x)

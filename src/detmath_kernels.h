@@ -1,20 +1,21 @@
-/* detmath_kernels.h: sincos and atan2 of detmath.c, written once for a
- * binary64 scalar or a vector of them (the compiler's vector extension),
- * each lane the same IEEE operations in the same order, so that a vector's
- * lanes have the bits of the scalar function. detmath.c includes it for
- * double; rules_batch.h once per instruction set, so that the slerp
- * model's batch update turns RB_W boids at once instead of one after the
- * other (atan2's three square roots and divisions in a chain, and the
- * polynomials, took 40% of a slerp run lane by lane: docs/PERFORMANCE.md).
- * No include guard: included once per instance.
+/* detmath_kernels.h: sincos, sin, atan2, log and normal deviates of
+ * detmath.c, written once for a binary64 scalar or a vector of them (the
+ * compiler's vector extension), each lane the same IEEE operations in the
+ * same order, so that a vector's lanes have the bits of the scalar
+ * function. detmath.c includes it for double; rules_batch.h once per
+ * instruction set, so that the batch updates turn RB_W boids at once
+ * instead of one after the other (atan2's three square roots and
+ * divisions in a chain, and the polynomials, took 40% of a slerp run lane
+ * by lane: docs/PERFORMANCE.md). No include guard: included once per
+ * instance.
  *
  * Before including: DM_T, the type; DM_M, the type of a comparison of two
- * DM_T; DM_(name), the name of this instance's copy; DM_SQRT(x), DM_ABS(x)
- * and DM_SEL(m, a, b) (a where m, else b) on DM_T; DM_TARGET, the target
- * attribute of its functions (empty: the file's). And for log either
- * DM_FREXP(x, e), frexp with the exponent as a DM_T in *e, or DM_I, the
- * 64-bit integer type of DM_T's shape, for this file's frexp of positive
- * normal numbers. */
+ * DM_T; DM_(name), the name of this instance's copy; DM_SQRT(x),
+ * DM_ABS(x), DM_FLOOR(x) and DM_SEL(m, a, b) (a where m, else b) on DM_T;
+ * DM_TARGET, the target attribute of its functions (empty: the file's).
+ * And for log either DM_FREXP(x, e), frexp with the exponent as a DM_T in
+ * *e, or DM_I, the 64-bit integer type of DM_T's shape, for this file's
+ * frexp of positive normal numbers. */
 
 /* Taylor series of sin and cos for |y| <= 1 (Abramowitz & Stegun 4.3.65,
  * 4.3.66), Horner form, terms to y^17 and y^18: truncation below 1e-17. */
@@ -78,6 +79,24 @@ DM_TARGET static inline __attribute__((always_inline)) DM_T DM_(atan2)(DM_T y, D
 	a = DM_SEL(x < 0.0, DETMATH_PI - a, a);
 	a = DM_SEL(y < 0.0, -a, a);
 	return DM_SEL((ax == 0.0) & (ay == 0.0), zero, a);
+}
+
+/* sin x for |x| <= 1e9: x = k 2 pi + r, |r| <= pi (Cody and Waite's
+ * reduction, 2 pi in three parts: W. J. Cody and W. Waite, Software Manual
+ * for the Elementary Functions, 1980, ch. 8), then sincos of r. */
+DM_TARGET static inline __attribute__((always_inline)) DM_T DM_(sin)(DM_T x)
+{
+	/* 2 pi = HI + MID + LO: HI with its low 25 bits zero, so that k HI
+	 * is exact for |k| < 2^25 (|x| < 2e8), MID the rest of the binary64
+	 * 2 pi, LO what that misses. */
+	static const double HI = 0x1.921fb54p+2;
+	static const double MID = 6.28318530717958623200e+00 - 0x1.921fb54p+2;
+	static const double LO = 2.44929359829470635445e-16;
+	const DM_T k = DM_FLOOR(x / (2.0 * DETMATH_PI) + 0.5);
+	DM_T s, c;
+
+	DM_(sincos)(((x - k * HI) - k * MID) - k * LO, &s, &c);
+	return s;
 }
 
 #ifdef DM_I

@@ -111,8 +111,8 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 			p->n_attractors == 0;
 	p->fast_simple = (p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE) &&
 			 p->uniform_speed && p->ip.n_obstacles == 0 && p->n_attractors == 0;
-	p->fast_inertia = p->model == MODEL_INERTIA && sc->speed_variation == 0.0 &&
-			  p->ip.n_obstacles == 0 && p->n_attractors == 0;
+	p->fast_inertia = p->model == MODEL_INERTIA && p->ip.n_obstacles == 0 &&
+			  p->n_attractors == 0;
 	p->fast_vicsek = p->model == MODEL_VICSEK && p->uniform_speed && p->ip.n_obstacles == 0;
 	p->fast_couzin = p->model == MODEL_COUZIN && p->uniform_speed && p->ip.n_obstacles == 0;
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
@@ -919,50 +919,31 @@ static void slerp_update(const struct rules_params *p, const struct rules_acc *a
 }
 
 /* ---- inertia ---- */
-/* Seed 002's value noise of x in [0, 1]: hash(n) = frac(sin(n) 43758.5453),
- * interpolated between the lattice points n = 171 floor(x) + {0, 1, 57,
- * 58, 113, 114, 170, 171} with the smoothstep weight f = g^2 (3 - 2 g),
- * g = frac(x), the same on the three axes (its noise1 is called with the
- * scalar time broadcast to float3). In binary64 (the GPU's binary32 sin
- * is not reproducible anywhere else). */
-static double hash002(double n)
-{
-	double h = detmath_sin(n) * 43758.5453;
-
-	return h - floor(h);
-}
+#define NZ_T double
+#define NZ_(name) rules_k_##name
+#define NZ_SIN(x) detmath_sin(x)
+#define NZ_FLOOR(x) floor(x)
+#define NZ_SEL(m, a, b) ((m) ? (a) : (b))
+#define NZ_TARGET
+#include "rules_noise.h"
 
 double rules_noise002(double x)
 {
-	static const double L[8] = {0, 1, 57, 58, 113, 114, 170, 171};
-	double fl = floor(x), g = x - fl, f = g * g * (3.0 - 2.0 * g), n = fl * 171.0, h[8];
-	int i;
-
-	for (i = 0; i < 8; i++)
-		h[i] = hash002(n + L[i]);
-	/* lerp(a, b, f) = a + f (b - a), x first, then y, then z */
-	for (i = 0; i < 4; i++)
-		h[i] = h[2 * i] + f * (h[2 * i + 1] - h[2 * i]);
-	for (i = 0; i < 2; i++)
-		h[i] = h[2 * i] + f * (h[2 * i + 1] - h[2 * i]);
-	return h[0] + f * (h[1] - h[0]);
+	return rules_k_noise002(x);
 }
 
-/* Boid id's speed factor at a step: 1 + variation nu, nu = 2 clamp(noise1(t
- * / period + o_i), -1, 1) - 1, t = step dt, o_i = 1000 x a uniform draw
- * (its Random.value * 1000). */
+/* Boid id's speed factor at a step (rules_noise.h) at t = step dt, its
+ * coordinate t / period + o_i, o_i = 1000 x a uniform draw (its
+ * Random.value * 1000). */
 double rules_inertia_factor(const struct rules_params *p, uint32_t id, uint64_t step)
 {
 	uint32_t r[4];
-	double o, nu;
 
 	if (p->speed_variation == 0.0)
 		return 1.0;
 	rng_draw4(p->seed, RNG_NOISE_OFFSET, 0, id, 0, r);
-	o = 1000.0 * rng_unit(r[0], r[1]);
-	nu = rules_noise002((double)step * p->ip.dt / p->speed_noise_period + o);
-	nu = fmin(1.0, fmax(-1.0, nu)) * 2.0 - 1.0;
-	return 1.0 + nu * p->speed_variation;
+	return rules_k_inertia_factor((double)step * p->ip.dt / p->speed_noise_period +
+				      1000.0 * rng_unit(r[0], r[1]), p->speed_variation);
 }
 
 /* The Unity compute-shader flock (seed 002, CSMain), with the n boids
@@ -1145,6 +1126,7 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
+#include <immintrin.h> /* (rules_batch.h's floor) */
 #define RB_TARGET RULES_AVX512
 #define RB_(name) name##_avx512
 #define RB_W 8

@@ -97,8 +97,22 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vabs)(RB_(vd)
 	return (RB_(vd))((RB_(vl))x & INT64_MAX);
 }
 
-/* detmath's sincos, atan2, log and normal deviates on RB_W lanes, each
- * the scalar's bits */
+/* floor: exact, so any instruction gives the scalar's bits; one
+ * rounding of the whole vector (lane by lane, gcc rounded each lane on its
+ * own, with its extract and insert) */
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vfloor)(RB_(vd) x)
+{
+#if RB_W == 8
+	return (RB_(vd))_mm512_roundscale_pd((__m512d)x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+#elif RB_W == 4
+	return (RB_(vd))_mm256_round_pd((__m256d)x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+#else
+#error "RB_W: 8 or 4 lanes"
+#endif
+}
+
+/* detmath's sincos, sin, atan2, log and normal deviates on RB_W lanes,
+ * each the scalar's bits */
 #define DM_T RB_(vd)
 #define DM_M RB_(vl)
 #define DM_I RB_(vl)
@@ -106,6 +120,7 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vabs)(RB_(vd)
 #define DM_SQRT(x) RB_(vsqrt)(x)
 #define DM_ABS(x) RB_(vabs)(x)
 #define DM_SEL(m, a, b) RB_(vsel)(m, a, b)
+#define DM_FLOOR(x) RB_(vfloor)(x)
 #define DM_TARGET RB_TARGET
 #include "detmath_kernels.h"
 #undef DM_T
@@ -115,7 +130,17 @@ RB_TARGET static inline __attribute__((always_inline)) RB_(vd) RB_(vabs)(RB_(vd)
 #undef DM_SQRT
 #undef DM_ABS
 #undef DM_SEL
+#undef DM_FLOOR
 #undef DM_TARGET
+
+/* seed 002's value noise and model inertia's speed factor on RB_W lanes */
+#define NZ_T RB_(vd)
+#define NZ_(name) RB_(nz_##name)
+#define NZ_SIN(x) RB_(dm_sin)(x)
+#define NZ_FLOOR(x) RB_(vfloor)(x)
+#define NZ_SEL(m, a, b) RB_(vsel)(m, a, b)
+#define NZ_TARGET RB_TARGET
+#include "rules_noise.h"
 
 /* The batch's new positions and velocities along axis d into slots k ..
  * k+nb-1, as integrate_finish does without obstacles (bounds_apply):
@@ -549,19 +574,35 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 }
 
 /* inertia_update for the case of p->fast_inertia (the compute-shader
- * flock with no obstacles or attractors, and no speed variation, so
- * that its factor f is 1), each lane the scalar code's operations in its
- * order. */
+ * flock with no obstacles or attractors), each lane the scalar code's
+ * operations in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-		   size_t k, const float *const pos[3], const float *const vel[3],
-		   float *const pos_out[3], float *const vel_out[3], const int dims)
+		   size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		   const float *const vel[3], float *const pos_out[3], float *const vel_out[3],
+		   const int dims)
 {
 	const double smax = p->speed_max, keep = p->inertia_keep;
 	const RB_(vd) inv_n = 1.0 / (RB_(acc_n)(acc, nb, RB_ACC(n_ali)) + 1.0);
 	const RB_(vd) zero = {0};
 	RB_(vd) u[3], c[3], tg[3], x0[3]; /* past dims unset: see batch_inputs */
-	int d;
+	RB_(vd) f = zero + 1.0;
+	int d, l;
+
+	/* rules_inertia_factor: the offsets drawn lane by lane, the noise in
+	 * vectors */
+	if (p->speed_variation > 0.0) {
+		RB_(vd) o;
+		uint32_t r[4];
+
+		for (l = 0; l < RB_W; l++) {
+			rng_draw4(p->seed, RNG_NOISE_OFFSET, 0, id[k + (size_t)(l < nb ? l : nb - 1)],
+				  0, r);
+			o[l] = rng_unit(r[0], r[1]);
+		}
+		f = RB_(nz_inertia_factor)((double)step * p->ip.dt / p->speed_noise_period +
+					   1000.0 * o, p->speed_variation);
+	}
 
 	for (d = 0; d < dims; d++)
 		tg[d] = zero;
@@ -583,8 +624,14 @@ RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W
 				   RB_(acc_f)(acc, nb, RB_ACC(sep) + off) + c[d];
 		const RB_(vd) dir = dd + keep * (u[d] - dd);
 
-		/* the velocity written dir smax, the move dir smax f, f = 1 */
-		RB_(move_batch)(p, d, dir * smax, nb, k, pos, pos_out, vel_out);
+		/* the velocity written dir smax, the move dir smax f */
+		if (p->speed_variation > 0.0)
+			RB_(store_batch)(p, d, RB_(slots)(pos[d], nb, k) +
+					 dir * smax * f * p->ip.dt,
+					 __builtin_convertvector(dir * smax, RB_(vfb)), nb, k,
+					 pos_out, vel_out);
+		else
+			RB_(move_batch)(p, d, dir * smax, nb, k, pos, pos_out, vel_out);
 	}
 }
 
@@ -943,8 +990,9 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
 		p->dims == 2 ? RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
 			       RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
 	else if (p->fast_inertia)
-		p->dims == 2 ? RB_(inertia_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
-			       RB_(inertia_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+		p->dims == 2 ?
+		RB_(inertia_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
+		RB_(inertia_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	else if (p->fast_blend && p->dims == 2)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
 	else if (p->fast_blend)

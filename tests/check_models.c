@@ -304,6 +304,14 @@ static inline tm_vd tm_vsel(tm_vl m, tm_vd a, tm_vd b)
 {
 	return (tm_vd)(((tm_vl)a & m) | ((tm_vl)b & ~m));
 }
+static inline tm_vd tm_vfloor(tm_vd x)
+{
+	int l;
+
+	for (l = 0; l < TM_W; l++)
+		x[l] = floor(x[l]);
+	return x;
+}
 #define DM_T tm_vd
 #define DM_M tm_vl
 #define DM_I tm_vl
@@ -311,8 +319,16 @@ static inline tm_vd tm_vsel(tm_vl m, tm_vd a, tm_vd b)
 #define DM_SQRT(x) tm_vsqrt(x)
 #define DM_ABS(x) ((tm_vd)((tm_vl)(x) & INT64_MAX))
 #define DM_SEL(m, a, b) tm_vsel(m, a, b)
+#define DM_FLOOR(x) tm_vfloor(x)
 #define DM_TARGET
 #include "detmath_kernels.h"
+#define NZ_T tm_vd
+#define NZ_(name) tm_nz_##name
+#define NZ_SIN(x) tm_dm_sin(x)
+#define NZ_FLOOR(x) tm_vfloor(x)
+#define NZ_SEL(m, a, b) tm_vsel(m, a, b)
+#define NZ_TARGET
+#include "rules_noise.h"
 
 static int same_bits(double a, double b)
 {
@@ -408,6 +424,56 @@ START_TEST(test_detmath_vector_log)
 	}
 	ck_assert_msg(bad == 0, "%zu of %zu lanes differ from the scalar functions", bad, tried);
 	ck_assert_uint_gt(tried, 200000);
+}
+END_TEST
+
+/* sin, seed 002's value noise and model inertia's speed factor on vector
+ * lanes (rules_noise.h, as model inertia's batch update uses them): the
+ * bits of detmath_sin, of rules_noise002 and of the factor's formula with
+ * fmin and fmax, at the lattice's integers and their neighbours and at
+ * random points over the noise's whole range (its coordinate t / period +
+ * 1000 u up to 1e6 + 1000, scenario.c; sin's arguments to 171 times that). */
+START_TEST(test_noise002_vector_lanes)
+{
+	static const double V[] = {0.0, 1.0, 0x1.fffffffffffffp-1, 0x1.0000000000001p+0, 0.5,
+				   999.0, 1000.5, 1e6, 1001000.0, 1e-300};
+	const size_t nv = sizeof V / sizeof V[0];
+	uint32_t r[4];
+	size_t i, bad = 0, tried = 0;
+	int l;
+
+	for (i = 0; i < nv + 100000; i += TM_W) {
+		tm_vd x, a, sn, nz, fc;
+		double var[TM_W];
+
+		for (l = 0; l < TM_W; l++) {
+			size_t k = i + (size_t)l;
+
+			rng_draw4(17, RNG_NOISE, 0, (uint32_t)k, 5, r);
+			x[l] = k < nv ? V[k] :
+			       k % 3 ? rng_unit(r[0], r[1]) * 1001000.0 : rng_unit(r[0], r[1]) * 1000.0;
+			a[l] = 171.0 * x[l] + (double)(r[2] % 172);
+			var[l] = k % 2 ? 1.0 : rng_unit(r[2], r[3]);
+		}
+		sn = tm_dm_sin(a);
+		nz = tm_nz_noise002(x);
+		for (l = 0; l < TM_W; l++) {
+			double nu = fmin(1.0, fmax(-1.0, rules_noise002(x[l]))) * 2.0 - 1.0;
+			const tm_vd xl = (tm_vd){0} + x[l];
+
+			fc = tm_nz_inertia_factor(xl, var[l]);
+			tried++;
+			if (!same_bits(sn[l], detmath_sin(a[l])) ||
+			    !same_bits(nz[l], rules_noise002(x[l])) ||
+			    !same_bits(fc[0], 1.0 + nu * var[l])) {
+				if (bad++ < 5)
+					fprintf(stderr, "lane %d: x %a: noise %a, scalar %a\n", l, x[l],
+						nz[l], rules_noise002(x[l]));
+			}
+		}
+	}
+	ck_assert_msg(bad == 0, "%zu of %zu lanes differ from the scalar functions", bad, tried);
+	ck_assert_uint_gt(tried, 100000);
 }
 END_TEST
 
@@ -519,6 +585,7 @@ Suite *models_suite(void)
 	tcase_add_test(tc, test_detmath_atan2);
 	tcase_add_test(tc, test_detmath_vector_lanes);
 	tcase_add_test(tc, test_detmath_vector_log);
+	tcase_add_test(tc, test_noise002_vector_lanes);
 	tcase_add_test(tc, test_metrics_known);
 	tcase_add_test(tc, test_unused_keys_noted);
 	suite_add_tcase(s, tc);
