@@ -104,17 +104,17 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	 * bounds_apply does, and steer mode's containment, which only
 	 * Reynolds', simple and accelerate have, is in their batches; so is
 	 * the target, where a model has one (not blend, accelerate, Vicsek
-	 * or Couzin; slerp's is its own, not in its batch). */
-	p->fast_batch = p->model == MODEL_REYNOLDS && p->uniform_speed &&
-			p->ip.n_obstacles == 0 && p->n_attractors == 0;
+	 * or Couzin; slerp's is its own, not in its batch). Reynolds',
+	 * simple's and accelerate's batches take obstacles and attractors
+	 * lane by lane (avoid_attract_lanes, finish_lanes). */
+	p->fast_batch = p->model == MODEL_REYNOLDS;
 	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
 			p->n_attractors == 0;
-	p->fast_simple = (p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE) &&
-			 p->uniform_speed && p->ip.n_obstacles == 0 && p->n_attractors == 0;
+	p->fast_simple = p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE;
 	p->fast_inertia = p->model == MODEL_INERTIA && p->ip.n_obstacles == 0 &&
 			  p->n_attractors == 0;
-	p->fast_vicsek = p->model == MODEL_VICSEK && p->uniform_speed && p->ip.n_obstacles == 0;
-	p->fast_couzin = p->model == MODEL_COUZIN && p->uniform_speed && p->ip.n_obstacles == 0;
+	p->fast_vicsek = p->model == MODEL_VICSEK && p->ip.n_obstacles == 0;
+	p->fast_couzin = p->model == MODEL_COUZIN && p->ip.n_obstacles == 0;
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
 			p->ip.n_obstacles == 0 && p->n_attractors == 0;
 	rules_set_step(p, 0);
@@ -399,6 +399,41 @@ static int flee_offset(const struct rules_params *p, int i, const float pos[3], 
 	return r2 <= p->r_flee * p->r_flee && r2 > 0.0;
 }
 
+/* rules_acceleration's obstacles and attractors, added to acc in its
+ * order (after the bounds, before the predators); the batch update calls
+ * it lane by lane. */
+static void steer_avoid_attract(const struct rules_params *p, const float pos[3],
+				const float vel[3], double smax, double acc[3])
+{
+	double desired[3] = {0, 0, 0};
+	int k;
+
+	/* Obstacles within radii.avoid: steer away from the nearest surface
+	 * point (Reynolds 1999, "obstacle avoidance"), weight weights.avoid.
+	 * In index order; only those the index finds near can be that close. */
+	if (p->ip.n_obstacles > 0) {
+		uint16_t buf[OBSTACLE_QUERY_MAX];
+		const uint16_t *near;
+		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
+
+		for (j = 0; j < m; j++)
+			if (avoid_direction(p, near ? near[j] : j, pos, desired))
+				add_rule(p, p->w_avoid, desired, vel, smax, acc);
+	}
+	/* Attractors steer toward themselves with weight strength, repellers
+	 * (strength < 0) away, within their range. */
+	for (k = 0; k < p->n_attractors; k++) {
+		double s = p->attractors[k].strength;
+		int e;
+
+		if (!attractor_offset(p, k, pos, desired))
+			continue;
+		for (e = 0; e < p->dims; e++)
+			desired[e] = s < 0 ? -desired[e] : desired[e];
+		add_rule(p, fabs(s), desired, vel, smax, acc);
+	}
+}
+
 void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 			const float pos[3], const float vel[3], double smax, double acc[3])
 {
@@ -429,30 +464,7 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
 		add_rule(p, p->w_target, desired, vel, smax, acc);
 	if (p->w_bounds != 0.0 && containment(p, pos, desired))
 		add_rule(p, p->w_bounds, desired, vel, smax, acc);
-	/* Obstacles within radii.avoid: steer away from the nearest surface
-	 * point (Reynolds 1999, "obstacle avoidance"), weight weights.avoid.
-	 * In index order; only those the index finds near can be that close. */
-	if (p->ip.n_obstacles > 0) {
-		uint16_t buf[OBSTACLE_QUERY_MAX];
-		const uint16_t *near;
-		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
-
-		for (j = 0; j < m; j++)
-			if (avoid_direction(p, near ? near[j] : j, pos, desired))
-				add_rule(p, p->w_avoid, desired, vel, smax, acc);
-	}
-	/* Attractors steer toward themselves with weight strength, repellers
-	 * (strength < 0) away, within their range. */
-	for (k = 0; k < p->n_attractors; k++) {
-		double s = p->attractors[k].strength;
-		int e;
-
-		if (!attractor_offset(p, k, pos, desired))
-			continue;
-		for (e = 0; e < p->dims; e++)
-			desired[e] = s < 0 ? -desired[e] : desired[e];
-		add_rule(p, fabs(s), desired, vel, smax, acc);
-	}
+	steer_avoid_attract(p, pos, vel, smax, acc);
 	/* Flee: from each predator within radii.flee, steer straight away
 	 * (Reynolds 1999, "flee"), weight weights.flee, predators in order. */
 	for (k = 0; k < p->n_pred; k++)
@@ -471,6 +483,41 @@ void rules_acceleration(const struct rules_params *p, const struct rules_acc *a,
  * distance.getNorm()), and no target; its cohesion is the mean of the
  * neighbours' positions, as its text says (its code starts that count at
  * 1, the boid's own place, without adding the boid's position). */
+/* acc += w off/|off| (off not zero) */
+static void add_toward(double w, const double off[3], int dims, double acc[3])
+{
+	double n2 = 0.0;
+	int k;
+
+	for (k = 0; k < dims; k++)
+		n2 += off[k] * off[k];
+	for (k = 0; k < dims; k++)
+		acc[k] += w * off[k] / sqrt(n2);
+}
+
+/* simple_acceleration's obstacles and attractors, added to acc in its
+ * order (after the bounds, before the predators); the batch update calls
+ * it lane by lane. */
+static void simple_avoid_attract(const struct rules_params *p, const float pos[3],
+				 double acc[3])
+{
+	double off[3];
+	int i;
+
+	if (p->ip.n_obstacles > 0) {
+		uint16_t buf[OBSTACLE_QUERY_MAX];
+		const uint16_t *near;
+		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
+
+		for (j = 0; j < m; j++)
+			if (avoid_direction(p, near ? near[j] : j, pos, off))
+				add_toward(p->w_avoid, off, p->dims, acc);
+	}
+	for (i = 0; i < p->n_attractors; i++)
+		if (attractor_offset(p, i, pos, off))
+			add_toward(p->attractors[i].strength, off, p->dims, acc);
+}
+
 static void simple_acceleration(const struct rules_params *p, const struct rules_acc *a,
 				const float pos[3], const float vel[3], double acc[3])
 {
@@ -494,42 +541,10 @@ static void simple_acceleration(const struct rules_params *p, const struct rules
 		if (near)
 			acc[k] += p->w_bounds * wall[k];
 	}
-	if (p->ip.n_obstacles > 0) {
-		uint16_t buf[OBSTACLE_QUERY_MAX];
-		const uint16_t *near;
-		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
-
-		for (j = 0; j < m; j++) {
-			double n2 = 0.0;
-
-			if (!avoid_direction(p, near ? near[j] : j, pos, off))
-				continue;
-			for (k = 0; k < p->dims; k++)
-				n2 += off[k] * off[k];
-			for (k = 0; k < p->dims; k++)
-				acc[k] += p->w_avoid * off[k] / sqrt(n2);
-		}
-	}
-	for (i = 0; i < p->n_attractors; i++) {
-		double n2 = 0.0;
-
-		if (!attractor_offset(p, i, pos, off))
-			continue;
-		for (k = 0; k < p->dims; k++)
-			n2 += off[k] * off[k];
-		for (k = 0; k < p->dims; k++)
-			acc[k] += p->attractors[i].strength * off[k] / sqrt(n2);
-	}
-	for (i = 0; i < p->n_pred; i++) {
-		double n2 = 0.0;
-
-		if (!flee_offset(p, i, pos, off))
-			continue;
-		for (k = 0; k < p->dims; k++)
-			n2 += off[k] * off[k];
-		for (k = 0; k < p->dims; k++)
-			acc[k] += p->w_flee * off[k] / sqrt(n2);
-	}
+	simple_avoid_attract(p, pos, acc);
+	for (i = 0; i < p->n_pred; i++)
+		if (flee_offset(p, i, pos, off))
+			add_toward(p->w_flee, off, p->dims, acc);
 }
 
 /* Velocity models: v' = v + a dt, then the turn limit, then integrate. */
@@ -1103,8 +1118,8 @@ void rules_update(const struct rules_params *p, const struct rules_acc *a, uint3
 }
 
 /* ---- RULES_BATCH boids at a time ---- */
-/* rules_acceleration and integrate_boid for the case of p->fast_batch,
- * in vectors of RULES_BATCH binary64 lanes, one boid each: every branch of the
+/* rules_acceleration and integrate_boid for p->fast_batch (Reynolds'
+ * model; its obstacles and attractors lane by lane), in vectors of RULES_BATCH binary64 lanes, one boid each: every branch of the
  * scalar code is a select of both sides, each side the same IEEE
  * operations in the same order, so every lane gets the scalar bits.
  * Measured slower than the scalar code on baseline x86-64 (where the

@@ -50,8 +50,8 @@ struct rules_params {
 	int n_pred;
 	const float *pred_pos[3];
 	double r_flee, w_flee;
-	/* The common case of Reynolds' model (uniform speeds, no
-	 * obstacles or attractors; any bounds mode), which
+	/* Reynolds' model (any bounds mode, any speeds; obstacles and
+	 * attractors lane by lane), which
 	 * rules_update_batch does RULES_BATCH boids at a time; predators,
 	 * set per step, are read at the call (only blend's batch declines
 	 * when there are any). */
@@ -59,12 +59,11 @@ struct rules_params {
 	/* The same for blend and slerp: no return rule, obstacles or
 	 * attractors (slerp: nor a target) (blend_batch, slerp_batch). */
 	int fast_blend, fast_slerp;
-	/* And simple and accelerate, under fast_batch's conditions
-	 * (simple_batch); inertia without speed variation, obstacles or
-	 * attractors (inertia_batch). */
+	/* And simple and accelerate, likewise (simple_batch); inertia
+	 * without obstacles or attractors (inertia_batch). */
 	int fast_simple, fast_inertia;
-	/* And Vicsek's and Couzin's models of one speed without obstacles
-	 * (vicsek_batch, couzin_batch). */
+	/* And Vicsek's and Couzin's models without obstacles (vicsek_batch,
+	 * couzin_batch). */
 	int fast_vicsek, fast_couzin;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */

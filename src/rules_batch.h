@@ -211,10 +211,28 @@ RB_(move_batch)(const struct rules_params *p, int d, RB_(vd) move, int nb, size_
 			 vel_out);
 }
 
+/* rules_cruise on the lanes: each boid's own speed.max under speed
+ * variation or speed noise (a few draws, lane by lane, beside the
+ * update's square roots), else speed.max on every lane. */
+RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
+RB_(cruise_batch)(const struct rules_params *p, int nb, size_t k, const uint32_t *id,
+		  uint64_t step)
+{
+	const RB_(vd) zero = {0};
+	RB_(vd) s;
+	int l;
+
+	if (p->uniform_speed)
+		return zero + p->speed_max;
+	for (l = 0; l < RB_W; l++)
+		s[l] = rules_cruise(p, id[k + (size_t)(l < nb ? l : nb - 1)], step);
+	return s;
+}
+
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(steer_batch)(const struct rules_params *p, int dims, double w, RB_(vl) on,
-       const RB_(vd) desired[3], const RB_(vd) vel[3], double smax, RB_(vd) acc[3])
+       const RB_(vd) desired[3], const RB_(vd) vel[3], RB_(vd) smax, RB_(vd) acc[3])
 {
 	const RB_(vd) zero = {0};
 	RB_(vd) len2 = zero, f2 = zero, f[3], s, t;
@@ -353,15 +371,73 @@ RB_(turn_velocity_batch)(const struct rules_params *p, RB_(vd) a[3], const RB_(v
 		a[d] = RB_(vsel)(turn, (t[d] * sp - v0[d]) / dt, a[d]);
 }
 
+/* integrate_finish with obstacles, lane by lane: the collisions and
+ * the push out of an obstacle are searches of the obstacle index per boid
+ * (a bounce can lead into another obstacle), left to the scalar code,
+ * which then does the bounds as store_batch would. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(finish_lanes)(const struct rules_params *p, const RB_(vd) x0[3], const RB_(vd) xn[3],
+		  const RB_(vfb) vf[3], int nb, size_t k, float *const pos_out[3],
+		  float *const vel_out[3], const int dims)
+{
+	int l, d;
+
+	for (l = 0; l < nb; l++) {
+		float x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+		double xl[3] = {0, 0, 0};
+
+		for (d = 0; d < dims; d++) {
+			x[d] = (float)x0[d][l];
+			xl[d] = xn[d][l];
+			v[d] = vf[d][l];
+		}
+		integrate_finish(&p->ip, x, xl, v);
+		for (d = 0; d < dims; d++) {
+			pos_out[d][k + (size_t)l] = (float)xl[d];
+			vel_out[d][k + (size_t)l] = v[d];
+		}
+	}
+}
+
+/* The obstacles' and attractors' terms of the models with forces, lane
+ * by lane in the scalar code (steer_avoid_attract for Reynolds',
+ * simple_avoid_attract for simple's and accelerate's), in their place
+ * among the terms: lists searched per boid, and most lanes near none. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(avoid_attract_lanes)(const struct rules_params *p, const RB_(vd) x0[3],
+			 const RB_(vd) v0[3], RB_(vd) smax, int nb, RB_(vd) a[3], const int dims)
+{
+	int l, d;
+
+	if (p->ip.n_obstacles == 0 && p->n_attractors == 0)
+		return;
+	for (l = 0; l < nb; l++) {
+		float x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+		double al[3] = {0, 0, 0};
+
+		for (d = 0; d < dims; d++) {
+			x[d] = (float)x0[d][l];
+			v[d] = (float)v0[d][l];
+			al[d] = a[d][l];
+		}
+		if (p->model == MODEL_REYNOLDS)
+			steer_avoid_attract(p, x, v, smax[l], al);
+		else
+			simple_avoid_attract(p, x, al);
+		for (d = 0; d < dims; d++)
+			a[d][l] = al[d];
+	}
+}
+
 /* integrate_boid on the batch: v' = v + a dt, |v'| clamped to [smin,
- * smax], the move, the bounds. */
+ * smax] (smax each lane's, cruise_batch), the move, the bounds. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_(vd) v0[3],
-		     const RB_(vd) x0[3], int nb, size_t k, float *const pos_out[3],
-		     float *const vel_out[3], const int dims)
+		     const RB_(vd) x0[3], RB_(vd) smax, int nb, size_t k,
+		     float *const pos_out[3], float *const vel_out[3], const int dims)
 {
 	const RB_(vd) zero = {0};
-	const double smax = p->speed_max, smin = p->ip.speed_min, dt = p->ip.dt;
+	const double smin = p->ip.speed_min, dt = p->ip.dt;
 	RB_(vd) v[3], s2 = zero, s, o2 = zero, scale;
 	int d;
 
@@ -377,6 +453,17 @@ RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_
 	scale = RB_(vsel)(s > smax, smax / s, scale);
 	for (d = 0; d < dims; d++)
 		v[d] = RB_(vsel)((s < smin) & ~(s > 0.0) & ~(s > smax), v0[d], v[d]);
+	if (p->ip.n_obstacles > 0) {
+		RB_(vfb) vf[3];
+		RB_(vd) xn[3];
+
+		for (d = 0; d < dims; d++) {
+			vf[d] = __builtin_convertvector(v[d] * scale, RB_(vfb));
+			xn[d] = x0[d] + __builtin_convertvector(vf[d], RB_(vd)) * dt;
+		}
+		RB_(finish_lanes)(p, x0, xn, vf, nb, k, pos_out, vel_out, dims);
+		return;
+	}
 	for (d = 0; d < dims; d++) {
 		const RB_(vfb) vf = __builtin_convertvector(v[d] * scale, RB_(vfb));
 		const RB_(vd) xn = x0[d] + __builtin_convertvector(vf, RB_(vd)) * dt;
@@ -471,11 +558,11 @@ RB_(containment_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd
  * a 2D run's time with dims read at run time). */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-	     size_t k,
-	const float *const pos[3], const float *const vel[3], float *const pos_out[3],
-	float *const vel_out[3], const int dims)
+		  size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		  const float *const vel[3], float *const pos_out[3], float *const vel_out[3],
+		  const int dims)
 {
-	const double smax = p->speed_max;
+	const RB_(vd) smax = RB_(cruise_batch)(p, nb, k, id, step);
 	RB_(vd) v0[3], x0[3], des[3], a[3], nsep, nali, ncoh;
 	int d, i;
 
@@ -504,6 +591,7 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 
 		RB_(steer_batch)(p, dims, p->w_bounds, near, des, v0, smax, a);
 	}
+	RB_(avoid_attract_lanes)(p, x0, v0, smax, nb, a, dims);
 	/* Flee: from each predator within radii.flee, straight away, in
 	 * order. */
 	for (i = 0; i < p->n_pred; i++) {
@@ -513,21 +601,23 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	}
 	if (p->has_turn)
 		RB_(turn_velocity_batch)(p, a, v0, dims);
-	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
+	RB_(integrate_batch)(p, a, v0, x0, smax, nb, k, pos_out, vel_out, dims);
 }
 
 
 /* simple_acceleration and integrate_boid for the case of p->fast_simple
- * (the pseudocode boids and the JavaFX flock: uniform speeds, no
- * obstacles or attractors; any bounds, steer mode's containment, the
- * target, predators and the turn limit included), each term added where
+ * (the pseudocode boids and the JavaFX flock: any bounds, steer mode's
+ * containment, the target, obstacles and attractors (lane by lane),
+ * predators, the turn limit and speeds that vary), each term added where
  * the scalar code adds it, in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-		  size_t k, const float *const pos[3], const float *const vel[3],
-		  float *const pos_out[3], float *const vel_out[3], const int dims)
+		  size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		  const float *const vel[3], float *const pos_out[3], float *const vel_out[3],
+		  const int dims)
 {
 	const int accel = p->model == MODEL_ACCELERATE;
+	const RB_(vd) smax = RB_(cruise_batch)(p, nb, k, id, step);
 	RB_(vd) v0[3], x0[3], a[3], wall[3], tgt[3], nsep, nali, ncoh, t;
 	RB_(vl) near = {0}, pull = {0};
 	int d, i;
@@ -555,6 +645,7 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		if (p->w_bounds != 0.0)
 			a[d] = RB_(vsel)(near, a[d] + p->w_bounds * wall[d], a[d]);
 	}
+	RB_(avoid_attract_lanes)(p, x0, v0, smax, nb, a, dims);
 	/* w_flee times the unit vector away from each predator within
 	 * radii.flee, in order */
 	for (i = 0; i < p->n_pred; i++) {
@@ -570,7 +661,7 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	}
 	if (p->has_turn)
 		RB_(turn_velocity_batch)(p, a, v0, dims);
-	RB_(integrate_batch)(p, a, v0, x0, nb, k, pos_out, vel_out, dims);
+	RB_(integrate_batch)(p, a, v0, x0, smax, nb, k, pos_out, vel_out, dims);
 }
 
 /* inertia_update for the case of p->fast_inertia (the compute-shader
@@ -806,7 +897,7 @@ RB_(rotate_batch)(const RB_(vd) u[3], RB_(vd) c, RB_(vd) s, RB_(vd) phi, RB_(vd)
 		out[d] = c * u[d] + s * (cp * e1[d] + sp * e2[d]);
 }
 
-/* vicsek_update for the case of p->fast_vicsek (one speed, no obstacles,
+/* vicsek_update for the case of p->fast_vicsek (no obstacles; any speeds,
  * any bounds), each lane the scalar code's operations in its order,
  * the noise's rotation too (sincos from detmath_kernels.h). Returns 0,
  * having written nothing, where a boid's mean heading is zero (the scalar
@@ -818,14 +909,24 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		  const int dims)
 {
 	const RB_(vd) zero = {0};
-	const double inv_speed = p->inv_speed, speed = p->speed_max, dt = p->ip.dt;
-	RB_(vd) v[3], m[3], h[3], n2 = zero, inv; /* past dims unset: see update_batch */
+	const double dt = p->ip.dt;
+	const RB_(vd) speed = RB_(cruise_batch)(p, nb, k, id, step);
+	RB_(vd) v[3], m[3], h[3], n2 = zero, inv, isp; /* past dims unset: see update_batch */
 	int l, d;
 
+	/* the own heading: v / speed.max, or with speeds that vary v / |v|
+	 * in binary32 (rules_inv_norm) lane by lane */
+	isp = zero + (double)p->inv_speed;
+	if (!p->uniform_speed)
+		for (l = 0; l < RB_W; l++) {
+			const size_t j = k + (size_t)(l < nb ? l : nb - 1);
+			const float vl[3] = {vel[0][j], vel[1][j], dims == 3 ? vel[2][j] : 0.0f};
+
+			isp[l] = (double)rules_inv_norm(vl, dims);
+		}
 	for (d = 0; d < dims; d++) {
 		v[d] = RB_(slots)(vel[d], nb, k);
-		m[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float)) +
-		       v[d] * inv_speed;
+		m[d] = RB_(acc_f)(acc, nb, RB_ACC(ali) + (size_t)d * sizeof(float)) + v[d] * isp;
 		n2 += m[d] * m[d];
 	}
 	for (l = 0; l < RB_W; l++)
@@ -858,7 +959,7 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	return 1;
 }
 
-/* couzin_update for the case of p->fast_couzin (one speed, no obstacles,
+/* couzin_update for the case of p->fast_couzin (no obstacles; any speeds,
  * any bounds), each lane the scalar code's operations in its order: the
  * predators' flight or the zones' direction, the
  * Gaussian turn (Box-Muller from detmath_kernels.h; fmod, exact, lane by
@@ -872,7 +973,8 @@ RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		  const int dims)
 {
 	const RB_(vd) zero = {0};
-	const double TWO_PI = 2.0 * DETMATH_PI, speed = p->speed_max;
+	const double TWO_PI = 2.0 * DETMATH_PI;
+	const RB_(vd) speed = RB_(cruise_batch)(p, nb, k, id, step);
 	RB_(vd) u[3], o[3], at[3], dv[3], w[3], h[3], n2 = zero, no2 = zero, na2 = zero, inv;
 	RB_(vd) nsep, nali, ncoh, fd[3], off[3], x0[3];
 	RB_(vl) has_o, has_a, fled = {0};
@@ -987,8 +1089,9 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
 		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
 		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
 	if (p->fast_simple)
-		p->dims == 2 ? RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
-			       RB_(simple_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+		p->dims == 2 ?
+		RB_(simple_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
+		RB_(simple_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	else if (p->fast_inertia)
 		p->dims == 2 ?
 		RB_(inertia_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
@@ -998,9 +1101,9 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
 	else if (p->fast_blend)
 		RB_(blend_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
 	else if (p->dims == 2)
-		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2);
+		RB_(update_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2);
 	else
-		RB_(update_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+		RB_(update_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	return 1;
 }
 

@@ -344,7 +344,8 @@ END_TEST
  * boid by boid, bit for bit: the models they serve, 2D and 3D, in every
  * bounds mode but none (steer only where the model has forces), with a
  * target where the model has one, Reynolds and simple with a turn limit
- * (when reflecting), predators in some trials, every
+ * (when reflecting), predators in some trials, each boid's own speed
+ * (speed variation and speed noise) for the models that have them, every
  * batch size 1 .. RULES_BATCH (the AVX2 copy splits a batch in two
  * vectors), sums with empty rules and boids outside the box among them;
  * and no slot at or past nb written. Only the levels this CPU runs are
@@ -392,46 +393,77 @@ START_TEST(test_batch_matches_scalar)
 	const uint32_t ids[RULES_BATCH] = {1000, 1037, 1074, 1111, 1148, 1185, 1222, 1259};
 	batch_update_fn *const FN[2] = {rules_update_batch_avx512, rules_update_batch_avx2};
 	uint64_t st = 0x9e3779b97f4a7c15u;
-	int m, mode, dims, level, nb, b, d, trial, batched = 0, levels = 0;
+	const int inertia = 5;
+	int m, mode, dims, level, nb, b, d, trial, sv, batched = 0, levels = 0;
 
 	for (level = 0; level < 2; level++)
 		levels += batch_level_runs(level);
 	ck_assert_int_gt(levels, 0);
 	for (m = 0; m < nm; m++)
+		for (sv = 0; sv < 3; sv++)
 		for (mode = 0; mode < 3; mode++)
 		for (dims = 2; dims <= 3; dims++) {
-			char text[512];
+			char text[1024];
 			struct scenario sc;
 			struct rules_params rp;
+			const int forces = m == 0 || strcmp(MODELS[m], "simple") == 0 ||
+					   strcmp(MODELS[m], "accelerate") == 0;
+			const int target = m == 0 || strcmp(MODELS[m], "simple") == 0 || m == inertia;
+			/* sv 1, speeds that vary: a variation and a noise (inertia's
+			 * noise has a period only); blend and slerp have neither */
+			const char *vary = sv != 1 ? "" : m == inertia ?
+					   ", \"variation\": 0.5, \"noise\": {\"period\": 0.5}" :
+					   ", \"variation\": 0.5,"
+					   " \"noise\": {\"amplitude\": 0.6, \"period\": 0.5}";
 
+			/* sv 2, the models with forces: an obstacle in the middle
+			 * (boids inside it, near it and moving into it) and an
+			 * attractor and a repeller (one across the edge under wrap),
+			 * whose terms their batches take lane by lane */
+			const char *world = sv != 2 ? "" : dims == 2 ?
+					    "\"obstacles\": [{\"type\": \"sphere\", \"center\": [5, 5],"
+					    " \"radius\": 1.5}], \"radii\": {\"avoid\": 2},"
+					    " \"attractors\": [{\"strength\": 0.3, \"range\": 6,"
+					    " \"position\": [2, 8]}, {\"strength\": -0.2, \"range\": 4,"
+					    " \"position\": [9.5, 0.5]}]," :
+					    "\"obstacles\": [{\"type\": \"sphere\", \"center\": [5, 5, 5],"
+					    " \"radius\": 1.5}], \"radii\": {\"avoid\": 2},"
+					    " \"attractors\": [{\"strength\": 0.3, \"range\": 6,"
+					    " \"position\": [2, 8, 5]}, {\"strength\": -0.2, \"range\": 4,"
+					    " \"position\": [9.5, 0.5, 9.5]}],";
+
+			if ((sv == 1 && (m == blend || m == slerp)) || (sv == 2 && !forces))
+				continue;
 			/* steer mode only for the models with forces */
 			if (mode == 2 && m != 0 && strcmp(MODELS[m], "simple") != 0 &&
 			    strcmp(MODELS[m], "accelerate") != 0)
 				continue;
 			snprintf(text, sizeof text,
 				 "{\"model\": \"%s\", \"dimensions\": %d, \"count\": 8, \"steps\": 1,"
-				 " %s%s%s"
+				 " %s%s%s%s\"speed\": {%s\"max\": 1%s}, %s"
 				 " \"bounds\": {\"min\": [0, 0%s], \"max\": [10, 10%s],"
 				 " \"mode\": \"%s\", \"margin\": 2}}",
 				 MODELS[m], dims,
 				 /* a target near a corner (so that under wrap some boids
 				  * see it across the edge), radius 3 (some within it),
 				  * for the models whose batches have one */
-				 strcmp(MODELS[m], "reynolds") == 0 || strcmp(MODELS[m], "simple") == 0 ||
-				 strcmp(MODELS[m], "inertia") == 0 ?
-				 (dims == 2 ? "\"target\": {\"position\": [9, 1], \"radius\": 3},"
-					      " \"weights\": {\"target\": 0.5}," :
-					      "\"target\": {\"position\": [9, 1, 8], \"radius\": 3},"
-					      " \"weights\": {\"target\": 0.5},") : "",
+				 target ?
+				 (dims == 2 ? "\"target\": {\"position\": [9, 1], \"radius\": 3}," :
+					      "\"target\": {\"position\": [9, 1, 8], \"radius\": 3},") : "",
+				 /* the target's weight, and avoid's with obstacles */
+				 sv == 2 ? (target ? "\"weights\": {\"target\": 0.5, \"avoid\": 1.5}," :
+						     "\"weights\": {\"avoid\": 1.5},") :
+				 target ? "\"weights\": {\"target\": 0.5}," : "",
+				 world,
 				 /* a turn limit of 30 degrees a step, when reflecting */
 				 mode == 1 && (strcmp(MODELS[m], "reynolds") == 0 ||
 					       strcmp(MODELS[m], "simple") == 0) ? "\"max_turn\": 30," : "",
-				 m == vicsek ? "\"speed\": {\"max\": 1}, \"noise\": 0.7," :
+				 m == vicsek || m == couzin ? "" : "\"min\": 0.25, ", vary,
+				 m == vicsek ? "\"noise\": 0.7," :
 				 /* noise 3: some turns of a whole turn or more (the
 				  * lanes' fmod); a turn limit of 40 degrees a step */
-				 m == couzin ? "\"speed\": {\"max\": 1}, \"noise\": 3,"
-					       " \"max_turn\": 40," :
-				 "\"speed\": {\"min\": 0.25, \"max\": 1}, \"max_force\": 0.05,",
+				 m == couzin ? "\"noise\": 3, \"max_turn\": 40," :
+				 "\"max_force\": 0.05,",
 				 dims == 3 ? ", 0" : "", dims == 3 ? ", 10" : "", MODES[mode]);
 			params(text, &sc, &rp);
 			for (trial = 0; trial < 40; trial++) {
@@ -467,8 +499,13 @@ START_TEST(test_batch_matches_scalar)
 				 * so its own unit heading is its velocity), which the
 				 * batch leaves to the scalar code */
 				if (m == vicsek && trial % 9 == 4)
-					for (d = 0; d < 3; d++)
+					for (d = 0; d < 3; d++) {
 						acc[5].ali[d] = -vel[d][5];
+						/* with speeds that vary, its own heading is
+						 * v/|v|: at rest, 0 */
+						if (sv)
+							vel[d][5] = acc[5].ali[d] = 0.0f;
+					}
 				/* Couzin: boid 5 standing still, likewise */
 				if (m == couzin && trial % 9 == 4)
 					for (d = 0; d < 3; d++)
