@@ -106,17 +106,18 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	 * the target, where a model has one (not blend, accelerate, Vicsek
 	 * or Couzin; slerp's is its own, not in its batch). Reynolds',
 	 * simple's and accelerate's batches take obstacles and attractors
-	 * lane by lane (avoid_attract_lanes, finish_lanes). */
+	 * lane by lane (avoid_attract_lanes, finish_lanes); the models that
+	 * only collide with obstacles (slerp, inertia, Vicsek, Couzin) take
+	 * the collisions lane by lane (store_all). */
 	p->fast_batch = p->model == MODEL_REYNOLDS;
 	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
 			p->n_attractors == 0;
 	p->fast_simple = p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE;
-	p->fast_inertia = p->model == MODEL_INERTIA && p->ip.n_obstacles == 0 &&
-			  p->n_attractors == 0;
-	p->fast_vicsek = p->model == MODEL_VICSEK && p->ip.n_obstacles == 0;
-	p->fast_couzin = p->model == MODEL_COUZIN && p->ip.n_obstacles == 0;
+	p->fast_inertia = p->model == MODEL_INERTIA && p->n_attractors == 0;
+	p->fast_vicsek = p->model == MODEL_VICSEK;
+	p->fast_couzin = p->model == MODEL_COUZIN;
 	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
-			p->ip.n_obstacles == 0 && p->n_attractors == 0;
+			p->n_attractors == 0;
 	rules_set_step(p, 0);
 }
 

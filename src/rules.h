@@ -56,14 +56,13 @@ struct rules_params {
 	 * set per step, are read at the call (only blend's batch declines
 	 * when there are any). */
 	int fast_batch;
-	/* The same for blend and slerp: no return rule, obstacles or
-	 * attractors (slerp: nor a target) (blend_batch, slerp_batch). */
+	/* The same for blend (no return rule, obstacles or attractors) and
+	 * slerp (no return rule or target) (blend_batch, slerp_batch). */
 	int fast_blend, fast_slerp;
 	/* And simple and accelerate, likewise (simple_batch); inertia
-	 * without obstacles or attractors (inertia_batch). */
+	 * (inertia_batch). */
 	int fast_simple, fast_inertia;
-	/* And Vicsek's and Couzin's models without obstacles (vicsek_batch,
-	 * couzin_batch). */
+	/* And Vicsek's and Couzin's models (vicsek_batch, couzin_batch). */
 	int fast_vicsek, fast_couzin;
 	/* Colour following: neighbours within r2_hue (binary32, as the other
 	 * radii) pull the hue at hue_rate = hue.weight x dt per step. */

@@ -199,16 +199,69 @@ RB_(store_batch)(const struct rules_params *p, int d, RB_(vd) xn, RB_(vfb) vf, i
 	}
 }
 
-/* The batch's move along axis d (its new velocity, binary64): the velocity
- * stored in binary32, the position advanced by move dt from binary64
- * (blend's and slerp's finish_heading). */
+/* integrate_finish with obstacles, lane by lane: the collisions and
+ * the push out of an obstacle are searches of the obstacle index per boid
+ * (a bounce can lead into another obstacle), left to the scalar code,
+ * which then does the bounds as store_batch would. */
 RB_TARGET static inline __attribute__((always_inline)) void
-RB_(move_batch)(const struct rules_params *p, int d, RB_(vd) move, int nb, size_t k,
-		const float *const pos[3], float *const pos_out[3], float *const vel_out[3])
+RB_(finish_lanes)(const struct rules_params *p, const RB_(vd) xn[3], const RB_(vfb) vf[3],
+		  int nb, size_t k, const float *const pos[3], float *const pos_out[3],
+		  float *const vel_out[3], const int dims)
 {
-	const RB_(vfb) vf = __builtin_convertvector(move, RB_(vfb));
-	RB_(store_batch)(p, d, RB_(slots)(pos[d], nb, k) + move * p->ip.dt, vf, nb, k, pos_out,
-			 vel_out);
+	int l, d;
+
+	for (l = 0; l < nb; l++) {
+		float x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
+		double xl[3] = {0, 0, 0};
+
+		for (d = 0; d < dims; d++) {
+			x[d] = pos[d][k + (size_t)l];
+			xl[d] = xn[d][l];
+			v[d] = vf[d][l];
+		}
+		integrate_finish(&p->ip, x, xl, v);
+		for (d = 0; d < dims; d++) {
+			pos_out[d][k + (size_t)l] = (float)xl[d];
+			vel_out[d][k + (size_t)l] = v[d];
+		}
+	}
+}
+
+/* The batch's new positions xn (binary64) and velocities vf on every
+ * axis: integrate_finish, in vectors without obstacles (store_batch,
+ * axis by axis), else lane by lane (finish_lanes). */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(store_all)(const struct rules_params *p, const RB_(vd) xn[3], const RB_(vfb) vf[3], int nb,
+	       size_t k, const float *const pos[3], float *const pos_out[3],
+	       float *const vel_out[3], const int dims)
+{
+	int d;
+
+	if (p->ip.n_obstacles > 0) {
+		RB_(finish_lanes)(p, xn, vf, nb, k, pos, pos_out, vel_out, dims);
+		return;
+	}
+	for (d = 0; d < dims; d++)
+		RB_(store_batch)(p, d, xn[d], vf[d], nb, k, pos_out, vel_out);
+}
+
+/* The batch's move (its new velocity, binary64) on every axis: the
+ * velocity stored in binary32, the position advanced by move dt from
+ * binary64 (finish_heading). */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(move_all)(const struct rules_params *p, const RB_(vd) move[3], int nb, size_t k,
+	      const float *const pos[3], float *const pos_out[3], float *const vel_out[3],
+	      const int dims)
+{
+	RB_(vfb) vf[3];
+	RB_(vd) xn[3];
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		vf[d] = __builtin_convertvector(move[d], RB_(vfb));
+		xn[d] = RB_(slots)(pos[d], nb, k) + move[d] * p->ip.dt;
+	}
+	RB_(store_all)(p, xn, vf, nb, k, pos, pos_out, vel_out, dims);
 }
 
 /* rules_cruise on the lanes: each boid's own speed.max under speed
@@ -371,34 +424,6 @@ RB_(turn_velocity_batch)(const struct rules_params *p, RB_(vd) a[3], const RB_(v
 		a[d] = RB_(vsel)(turn, (t[d] * sp - v0[d]) / dt, a[d]);
 }
 
-/* integrate_finish with obstacles, lane by lane: the collisions and
- * the push out of an obstacle are searches of the obstacle index per boid
- * (a bounce can lead into another obstacle), left to the scalar code,
- * which then does the bounds as store_batch would. */
-RB_TARGET static inline __attribute__((always_inline)) void
-RB_(finish_lanes)(const struct rules_params *p, const RB_(vd) x0[3], const RB_(vd) xn[3],
-		  const RB_(vfb) vf[3], int nb, size_t k, float *const pos_out[3],
-		  float *const vel_out[3], const int dims)
-{
-	int l, d;
-
-	for (l = 0; l < nb; l++) {
-		float x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
-		double xl[3] = {0, 0, 0};
-
-		for (d = 0; d < dims; d++) {
-			x[d] = (float)x0[d][l];
-			xl[d] = xn[d][l];
-			v[d] = vf[d][l];
-		}
-		integrate_finish(&p->ip, x, xl, v);
-		for (d = 0; d < dims; d++) {
-			pos_out[d][k + (size_t)l] = (float)xl[d];
-			vel_out[d][k + (size_t)l] = v[d];
-		}
-	}
-}
-
 /* The obstacles' and attractors' terms of the models with forces, lane
  * by lane in the scalar code (steer_avoid_attract for Reynolds',
  * simple_avoid_attract for simple's and accelerate's), in their place
@@ -434,11 +459,13 @@ RB_(avoid_attract_lanes)(const struct rules_params *p, const RB_(vd) x0[3],
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_(vd) v0[3],
 		     const RB_(vd) x0[3], RB_(vd) smax, int nb, size_t k,
-		     float *const pos_out[3], float *const vel_out[3], const int dims)
+		     const float *const pos[3], float *const pos_out[3], float *const vel_out[3],
+		     const int dims)
 {
 	const RB_(vd) zero = {0};
 	const double smin = p->ip.speed_min, dt = p->ip.dt;
-	RB_(vd) v[3], s2 = zero, s, o2 = zero, scale;
+	RB_(vd) v[3], s2 = zero, s, o2 = zero, scale, xn[3];
+	RB_(vfb) vf[3];
 	int d;
 
 	for (d = 0; d < dims; d++) {
@@ -453,24 +480,11 @@ RB_(integrate_batch)(const struct rules_params *p, const RB_(vd) a[3], const RB_
 	scale = RB_(vsel)(s > smax, smax / s, scale);
 	for (d = 0; d < dims; d++)
 		v[d] = RB_(vsel)((s < smin) & ~(s > 0.0) & ~(s > smax), v0[d], v[d]);
-	if (p->ip.n_obstacles > 0) {
-		RB_(vfb) vf[3];
-		RB_(vd) xn[3];
-
-		for (d = 0; d < dims; d++) {
-			vf[d] = __builtin_convertvector(v[d] * scale, RB_(vfb));
-			xn[d] = x0[d] + __builtin_convertvector(vf[d], RB_(vd)) * dt;
-		}
-		RB_(finish_lanes)(p, x0, xn, vf, nb, k, pos_out, vel_out, dims);
-		return;
-	}
 	for (d = 0; d < dims; d++) {
-		const RB_(vfb) vf = __builtin_convertvector(v[d] * scale, RB_(vfb));
-		const RB_(vd) xn = x0[d] + __builtin_convertvector(vf, RB_(vd)) * dt;
-
-		/* integrate_finish without obstacles: bounds_apply */
-		RB_(store_batch)(p, d, xn, vf, nb, k, pos_out, vel_out);
+		vf[d] = __builtin_convertvector(v[d] * scale, RB_(vfb));
+		xn[d] = x0[d] + __builtin_convertvector(vf[d], RB_(vd)) * dt;
 	}
+	RB_(store_all)(p, xn, vf, nb, k, pos, pos_out, vel_out, dims);
 }
 
 /* bounds_min_image on RB_W binary32 lanes of axis d: under wrap, the
@@ -601,7 +615,7 @@ RB_(update_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	}
 	if (p->has_turn)
 		RB_(turn_velocity_batch)(p, a, v0, dims);
-	RB_(integrate_batch)(p, a, v0, x0, smax, nb, k, pos_out, vel_out, dims);
+	RB_(integrate_batch)(p, a, v0, x0, smax, nb, k, pos, pos_out, vel_out, dims);
 }
 
 
@@ -661,11 +675,11 @@ RB_(simple_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	}
 	if (p->has_turn)
 		RB_(turn_velocity_batch)(p, a, v0, dims);
-	RB_(integrate_batch)(p, a, v0, x0, smax, nb, k, pos_out, vel_out, dims);
+	RB_(integrate_batch)(p, a, v0, x0, smax, nb, k, pos, pos_out, vel_out, dims);
 }
 
 /* inertia_update for the case of p->fast_inertia (the compute-shader
- * flock with no obstacles or attractors), each lane the scalar code's
+ * flock; obstacles' collisions lane by lane), each lane the scalar code's
  * operations in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
@@ -676,7 +690,8 @@ RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W
 	const double smax = p->speed_max, keep = p->inertia_keep;
 	const RB_(vd) inv_n = 1.0 / (RB_(acc_n)(acc, nb, RB_ACC(n_ali)) + 1.0);
 	const RB_(vd) zero = {0};
-	RB_(vd) u[3], c[3], tg[3], x0[3]; /* past dims unset: see batch_inputs */
+	RB_(vd) u[3], c[3], tg[3], x0[3], xn[3]; /* past dims unset: see batch_inputs */
+	RB_(vfb) vf[3];
 	RB_(vd) f = zero + 1.0;
 	int d, l;
 
@@ -715,15 +730,12 @@ RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W
 				   RB_(acc_f)(acc, nb, RB_ACC(sep) + off) + c[d];
 		const RB_(vd) dir = dd + keep * (u[d] - dd);
 
-		/* the velocity written dir smax, the move dir smax f */
-		if (p->speed_variation > 0.0)
-			RB_(store_batch)(p, d, RB_(slots)(pos[d], nb, k) +
-					 dir * smax * f * p->ip.dt,
-					 __builtin_convertvector(dir * smax, RB_(vfb)), nb, k,
-					 pos_out, vel_out);
-		else
-			RB_(move_batch)(p, d, dir * smax, nb, k, pos, pos_out, vel_out);
+		/* the velocity written dir smax, the move dir smax f (f is 1
+		 * without speed variation, and x 1 is exact) */
+		vf[d] = __builtin_convertvector(dir * smax, RB_(vfb));
+		xn[d] = RB_(slots)(pos[d], nb, k) + dir * smax * f * p->ip.dt;
 	}
+	RB_(store_all)(p, xn, vf, nb, k, pos, pos_out, vel_out, dims);
 }
 
 /* safe_unit on RB_W vectors: v/|v| where |v| > 1e-6, else 0,
@@ -779,15 +791,15 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	}
 	/* normalize: at rest with no rule pulling, v stays as it is */
 	inv = 1.0 / RB_(vsqrt)(n2);
-	for (d = 0; d < dims; d++) {
-		v[d] = RB_(vsel)(n2 > 0.0, v[d] * inv, v[d]);
-		/* finish_heading, integrate_finish without obstacles */
-		RB_(move_batch)(p, d, v[d] * smax, nb, k, pos, pos_out, vel_out);
-	}
+	for (d = 0; d < dims; d++)
+		v[d] = RB_(vsel)(n2 > 0.0, v[d] * inv, v[d]) * smax;
+	/* finish_heading */
+	RB_(move_all)(p, v, nb, k, pos, pos_out, vel_out, dims);
 }
 
-/* slerp_update for the case of p->fast_slerp (no target, return rule,
- * obstacles or attractors; any bounds; slerp flees no predator), each lane the
+/* slerp_update for the case of p->fast_slerp (no target or return rule;
+ * any bounds; obstacles' collisions lane by lane; slerp flees no
+ * predator), each lane the
  * scalar code's operations in its order, the slerp angle's atan2 and
  * sincos too (detmath_kernels.h). Returns 0, having written nothing, where
  * a boid stands still or turns from a heading exactly toward or away from
@@ -850,10 +862,9 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 		n2 += u[d] * u[d];
 	}
 	inv = 1.0 / RB_(vsqrt)(n2);
-	for (d = 0; d < dims; d++) {
-		u[d] *= inv;
-		RB_(move_batch)(p, d, u[d] * sp, nb, k, pos, pos_out, vel_out);
-	}
+	for (d = 0; d < dims; d++)
+		u[d] = u[d] * inv * sp;
+	RB_(move_all)(p, u, nb, k, pos, pos_out, vel_out, dims);
 	return 1;
 }
 
@@ -897,8 +908,8 @@ RB_(rotate_batch)(const RB_(vd) u[3], RB_(vd) c, RB_(vd) s, RB_(vd) phi, RB_(vd)
 		out[d] = c * u[d] + s * (cp * e1[d] + sp * e2[d]);
 }
 
-/* vicsek_update for the case of p->fast_vicsek (no obstacles; any speeds,
- * any bounds), each lane the scalar code's operations in its order,
+/* vicsek_update for the case of p->fast_vicsek (any speeds, bounds and
+ * obstacles), each lane the scalar code's operations in its order,
  * the noise's rotation too (sincos from detmath_kernels.h). Returns 0,
  * having written nothing, where a boid's mean heading is zero (the scalar
  * code's special case). */
@@ -912,6 +923,7 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	const double dt = p->ip.dt;
 	const RB_(vd) speed = RB_(cruise_batch)(p, nb, k, id, step);
 	RB_(vd) v[3], m[3], h[3], n2 = zero, inv, isp; /* past dims unset: see update_batch */
+	RB_(vfb) vf[3];
 	int l, d;
 
 	/* the own heading: v / speed.max, or with speeds that vary v / |v|
@@ -952,14 +964,15 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	}
 	/* finish_heading: the new heading at speed, the move with the old
 	 * velocity (Vicsek's eq. 1) */
-	for (d = 0; d < dims; d++)
-		RB_(store_batch)(p, d, RB_(slots)(pos[d], nb, k) + v[d] * dt,
-				 __builtin_convertvector(h[d] * speed, RB_(vfb)), nb, k, pos_out,
-				 vel_out);
+	for (d = 0; d < dims; d++) {
+		vf[d] = __builtin_convertvector(h[d] * speed, RB_(vfb));
+		v[d] = RB_(slots)(pos[d], nb, k) + v[d] * dt;
+	}
+	RB_(store_all)(p, v, vf, nb, k, pos, pos_out, vel_out, dims);
 	return 1;
 }
 
-/* couzin_update for the case of p->fast_couzin (no obstacles; any speeds,
+/* couzin_update for the case of p->fast_couzin (any speeds, obstacles,
  * any bounds), each lane the scalar code's operations in its order: the
  * predators' flight or the zones' direction, the
  * Gaussian turn (Box-Muller from detmath_kernels.h; fmod, exact, lane by
@@ -1066,7 +1079,8 @@ RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 	RB_(normalize_batch)(h, dims);
 	/* finish_heading: c_i(t + dt) = c_i(t) + v_i(t + dt) dt */
 	for (d = 0; d < dims; d++)
-		RB_(move_batch)(p, d, h[d] * speed, nb, k, pos, pos_out, vel_out);
+		h[d] *= speed;
+	RB_(move_all)(p, h, nb, k, pos, pos_out, vel_out, dims);
 	return 1;
 }
 

@@ -416,11 +416,16 @@ START_TEST(test_batch_matches_scalar)
 					   ", \"variation\": 0.5,"
 					   " \"noise\": {\"amplitude\": 0.6, \"period\": 0.5}";
 
-			/* sv 2, the models with forces: an obstacle in the middle
-			 * (boids inside it, near it and moving into it) and an
-			 * attractor and a repeller (one across the edge under wrap),
-			 * whose terms their batches take lane by lane */
-			const char *world = sv != 2 ? "" : dims == 2 ?
+			/* sv 2: an obstacle in the middle (boids inside it, near it
+			 * and moving into it), whose collisions every batch but
+			 * blend's takes lane by lane; for the models with forces its
+			 * avoidance, an attractor and a repeller (one across the
+			 * edge under wrap) too, their terms lane by lane */
+			const char *world = sv != 2 ? "" : !forces ? (dims == 2 ?
+					    "\"obstacles\": [{\"type\": \"sphere\", \"center\": [5, 5],"
+					    " \"radius\": 1.5}]," :
+					    "\"obstacles\": [{\"type\": \"sphere\", \"center\": [5, 5, 5],"
+					    " \"radius\": 1.5}],") : dims == 2 ?
 					    "\"obstacles\": [{\"type\": \"sphere\", \"center\": [5, 5],"
 					    " \"radius\": 1.5}], \"radii\": {\"avoid\": 2},"
 					    " \"attractors\": [{\"strength\": 0.3, \"range\": 6,"
@@ -432,7 +437,7 @@ START_TEST(test_batch_matches_scalar)
 					    " \"position\": [2, 8, 5]}, {\"strength\": -0.2, \"range\": 4,"
 					    " \"position\": [9.5, 0.5, 9.5]}],";
 
-			if ((sv == 1 && (m == blend || m == slerp)) || (sv == 2 && !forces))
+			if ((sv == 1 && (m == blend || m == slerp)) || (sv == 2 && m == blend))
 				continue;
 			/* steer mode only for the models with forces */
 			if (mode == 2 && m != 0 && strcmp(MODELS[m], "simple") != 0 &&
@@ -451,8 +456,9 @@ START_TEST(test_batch_matches_scalar)
 				 (dims == 2 ? "\"target\": {\"position\": [9, 1], \"radius\": 3}," :
 					      "\"target\": {\"position\": [9, 1, 8], \"radius\": 3},") : "",
 				 /* the target's weight, and avoid's with obstacles */
-				 sv == 2 ? (target ? "\"weights\": {\"target\": 0.5, \"avoid\": 1.5}," :
-						     "\"weights\": {\"avoid\": 1.5},") :
+				 sv == 2 && forces ?
+				 (target ? "\"weights\": {\"target\": 0.5, \"avoid\": 1.5}," :
+					   "\"weights\": {\"avoid\": 1.5},") :
 				 target ? "\"weights\": {\"target\": 0.5}," : "",
 				 world,
 				 /* a turn limit of 30 degrees a step, when reflecting */
