@@ -1,25 +1,9 @@
-/* rng.c: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
- * 1, 2, 3", SC'11) from the Random123 library, keyed by the seed. */
+/* rng.c: draws built on rng_draw4 (rng.h): uniform points in the ball and
+ * directions. */
 #include "config.h"
 #include "rng.h"
 
 #include <math.h>
-
-#include <Random123/philox.h>
-
-void rng_draw4(uint64_t seed, enum rng_purpose purpose, uint32_t index,
-	       uint32_t id, uint64_t step, uint32_t out[4])
-{
-	philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
-	philox4x32_ctr_t ctr = {{((uint32_t)purpose << 24) | (index & 0xFFFFFFu), id,
-				 (uint32_t)step, (uint32_t)(step >> 32)}};
-	philox4x32_ctr_t r = philox4x32(ctr, key);
-
-	out[0] = r.v[0];
-	out[1] = r.v[1];
-	out[2] = r.v[2];
-	out[3] = r.v[3];
-}
 
 /* Points uniform in the cube [-1, 1)^dims until one falls in the unit
  * ball, farther than 1e-3 from its centre when away is set; returns |h|^2. */

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <Random123/philox.h>
+
 /* What a draw is for; part of the counter so that streams never overlap. */
 enum rng_purpose {
 	RNG_INIT_POSITION = 1,
@@ -21,9 +23,24 @@ enum rng_purpose {
 };
 
 /* Four independent 32-bit words for (seed, purpose, id, step, index).
- * index must be below 2^24. */
-void rng_draw4(uint64_t seed, enum rng_purpose purpose, uint32_t index,
-	       uint32_t id, uint64_t step, uint32_t out[4]);
+ * index must be below 2^24. Philox4x32-10 (Salmon et al., "Parallel
+ * random numbers: as easy as 1, 2, 3", SC'11) from the Random123 library,
+ * keyed by the seed; inline, so that a loop of draws over a vector's lanes
+ * can be compiled into vector instructions (integer arithmetic: the same
+ * words whatever the compiler does). */
+static inline __attribute__((always_inline)) void rng_draw4(uint64_t seed, enum rng_purpose purpose, uint32_t index,
+			     uint32_t id, uint64_t step, uint32_t out[4])
+{
+	philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+	philox4x32_ctr_t ctr = {{((uint32_t)purpose << 24) | (index & 0xFFFFFFu), id,
+				 (uint32_t)step, (uint32_t)(step >> 32)}};
+	philox4x32_ctr_t r = philox4x32(ctr, key);
+
+	out[0] = r.v[0];
+	out[1] = r.v[1];
+	out[2] = r.v[2];
+	out[3] = r.v[3];
+}
 
 /* A double uniform in [0, 1) with 53 random bits from two words. */
 static inline double rng_unit(uint32_t hi, uint32_t lo)

@@ -264,22 +264,65 @@ RB_(move_all)(const struct rules_params *p, const RB_(vd) move[3], int nb, size_
 	RB_(store_all)(p, xn, vf, nb, k, pos, pos_out, vel_out, dims);
 }
 
+/* rng_unit of the first two words of each lane's draw (seed, purpose,
+ * index, the lane's boid, step), and of the last two where u23 is given:
+ * the draws in one loop over the lanes that the compiler turns into
+ * vector instructions (rng_draw4 is inline integer arithmetic: the same
+ * words either way), the 53 bits to binary64 exactly. */
+RB_TARGET static inline __attribute__((always_inline)) void
+RB_(unit_lanes)(const struct rules_params *p, enum rng_purpose purpose, uint32_t index, int nb,
+		size_t k, const uint32_t *id, uint64_t step, RB_(vd) *u01, RB_(vd) *u23)
+{
+	const uint64_t M = (UINT64_C(1) << 53) - 1;
+	uint64_t b01[RB_W], b23[RB_W];
+	int l;
+
+#pragma omp simd
+	for (l = 0; l < RB_W; l++) {
+		uint32_t r[4];
+
+		rng_draw4(p->seed, purpose, index, id[k + (size_t)(l < nb ? l : nb - 1)], step, r);
+		b01[l] = (((uint64_t)r[0] << 21) ^ (uint64_t)(r[1] >> 11)) & M;
+		b23[l] = (((uint64_t)r[2] << 21) ^ (uint64_t)(r[3] >> 11)) & M;
+	}
+	*u01 = (RB_(vd)){0};
+	for (l = 0; l < RB_W; l++)
+		(*u01)[l] = (double)b01[l] * 0x1p-53;
+	if (u23 != NULL) {
+		*u23 = (RB_(vd)){0};
+		for (l = 0; l < RB_W; l++)
+			(*u23)[l] = (double)b23[l] * 0x1p-53;
+	}
+}
+
 /* rules_cruise on the lanes: each boid's own speed.max under speed
- * variation or speed noise (a few draws, lane by lane, beside the
- * update's square roots), else speed.max on every lane. */
+ * variation or speed noise, its operations in its order (the noise's
+ * lattice point k is the same for every boid), else speed.max on every
+ * lane. */
 RB_TARGET static inline __attribute__((always_inline)) RB_(vd)
 RB_(cruise_batch)(const struct rules_params *p, int nb, size_t k, const uint32_t *id,
 		  uint64_t step)
 {
 	const RB_(vd) zero = {0};
-	RB_(vd) s;
-	int l;
+	RB_(vd) s = zero + p->speed_max, u, v0, v1;
 
 	if (p->uniform_speed)
-		return zero + p->speed_max;
-	for (l = 0; l < RB_W; l++)
-		s[l] = rules_cruise(p, id[k + (size_t)(l < nb ? l : nb - 1)], step);
-	return s;
+		return s;
+	if (p->speed_variation > 0.0) {
+		RB_(unit_lanes)(p, RNG_SPEED_VARIATION, 0, nb, k, id, 0, &u, NULL);
+		s *= 1.0 - p->speed_variation * u;
+	}
+	if (p->speed_noise_amp > 0.0) {
+		const double t = (double)step * p->ip.dt / p->speed_noise_period, kt = floor(t);
+
+		RB_(unit_lanes)(p, RNG_SPEED_NOISE, 0, nb, k, id, (uint64_t)kt, &v0, NULL);
+		RB_(unit_lanes)(p, RNG_SPEED_NOISE, 0, nb, k, id, (uint64_t)kt + 1, &v1, NULL);
+		v0 = 2.0 * v0 - 1.0;
+		v1 = 2.0 * v1 - 1.0;
+		u = v0 + (t - kt) * (v1 - v0);
+		s *= 1.0 - p->speed_noise_amp * (u + 1.0) / 2.0;
+	}
+	return RB_(vsel)(s < p->ip.speed_min, zero + p->ip.speed_min, s);
 }
 
 /* acc += w steer(desired) where on (add_rule, rules_steer). */
@@ -693,19 +736,14 @@ RB_(inertia_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W
 	RB_(vd) u[3], c[3], tg[3], x0[3], xn[3]; /* past dims unset: see batch_inputs */
 	RB_(vfb) vf[3];
 	RB_(vd) f = zero + 1.0;
-	int d, l;
+	int d;
 
-	/* rules_inertia_factor: the offsets drawn lane by lane, the noise in
+	/* rules_inertia_factor: the offsets drawn for every lane, the noise in
 	 * vectors */
 	if (p->speed_variation > 0.0) {
 		RB_(vd) o;
-		uint32_t r[4];
 
-		for (l = 0; l < RB_W; l++) {
-			rng_draw4(p->seed, RNG_NOISE_OFFSET, 0, id[k + (size_t)(l < nb ? l : nb - 1)],
-				  0, r);
-			o[l] = rng_unit(r[0], r[1]);
-		}
+		RB_(unit_lanes)(p, RNG_NOISE_OFFSET, 0, nb, k, id, 0, &o, NULL);
 		f = RB_(nz_inertia_factor)((double)step * p->ip.dt / p->speed_noise_period +
 					   1000.0 * o, p->speed_variation);
 	}
@@ -874,14 +912,8 @@ RB_TARGET static inline __attribute__((always_inline)) void
 RB_(noise_batch)(const struct rules_params *p, const uint32_t *id, uint64_t step, int nb,
 		 size_t k, RB_(vd) *u1, RB_(vd) *u2)
 {
-	uint32_t r[4];
-	int l;
-
-	for (l = 0; l < RB_W; l++) {
-		rng_draw4(p->seed, RNG_NOISE, 0, id[k + (size_t)(l < nb ? l : nb - 1)], step, r);
-		(*u1)[l] = 1.0 - rng_unit(r[0], r[1]);
-		(*u2)[l] = rng_unit(r[2], r[3]);
-	}
+	RB_(unit_lanes)(p, RNG_NOISE, 0, nb, k, id, step, u1, u2);
+	*u1 = 1.0 - *u1;
 }
 
 /* rotate_about (rules.c) on RB_W lanes: cos(t) u + sin(t) e(phi), e(phi)
@@ -1058,13 +1090,7 @@ RB_(couzin_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		RB_(dm_sincos)(dims == 2 ? g : RB_(vabs)(g), &s, &c);
 		/* 3D: the axis of the turn, uniform around d, from a second draw */
 		if (dims == 3) {
-			uint32_t r[4];
-
-			for (l = 0; l < RB_W; l++) {
-				rng_draw4(p->seed, RNG_NOISE, 1, id[k + (size_t)(l < nb ? l : nb - 1)],
-					  step, r);
-				phi[l] = rng_unit(r[0], r[1]);
-			}
+			RB_(unit_lanes)(p, RNG_NOISE, 1, nb, k, id, step, &phi, NULL);
 			phi = 2.0 * DETMATH_PI * phi - DETMATH_PI;
 		}
 		RB_(rotate_batch)(dv, c, s, phi, w, dims);
