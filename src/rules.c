@@ -110,8 +110,7 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	 * only collide with obstacles (slerp, inertia, Vicsek, Couzin) take
 	 * the collisions lane by lane (store_all). */
 	p->fast_batch = p->model == MODEL_REYNOLDS;
-	p->fast_blend = p->model == MODEL_BLEND && !p->has_return && p->ip.n_obstacles == 0 &&
-			p->n_attractors == 0;
+	p->fast_blend = p->model == MODEL_BLEND;
 	p->fast_simple = p->model == MODEL_SIMPLE || p->model == MODEL_ACCELERATE;
 	p->fast_inertia = p->model == MODEL_INERTIA && p->n_attractors == 0;
 	p->fast_vicsek = p->model == MODEL_VICSEK;
@@ -367,6 +366,36 @@ static int avoid_direction(const struct rules_params *p, int i, const float pos[
 	return d2 > 0.0 && (inside || d2 <= p->r_avoid * p->r_avoid);
 }
 
+/* The obstacles within radii.avoid of pos, in index order (only those the
+ * index finds near can be that close): avoid_first, then avoid_next
+ * gives each one's direction away (avoid_direction) until it returns 0. */
+struct avoid_iter {
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *near;
+	int j, m;
+};
+
+static void avoid_first(const struct rules_params *p, const float pos[3], struct avoid_iter *it)
+{
+	it->j = 0;
+	it->near = NULL;
+	it->m = p->ip.n_obstacles > 0 ?
+		integrate_obstacles_near(&p->ip, pos, p->r_avoid, it->buf, &it->near) : 0;
+}
+
+static int avoid_next(const struct rules_params *p, const float pos[3], struct avoid_iter *it,
+		      double dir[3])
+{
+	while (it->j < it->m) {
+		int i = it->near ? it->near[it->j] : it->j;
+
+		it->j++;
+		if (avoid_direction(p, i, pos, dir))
+			return 1;
+	}
+	return 0;
+}
+
 /* The displacement to attractor i when the boid is within its range. */
 static int attractor_offset(const struct rules_params *p, int i, const float pos[3],
 			    double off[3])
@@ -407,20 +436,15 @@ static void steer_avoid_attract(const struct rules_params *p, const float pos[3]
 				const float vel[3], double smax, double acc[3])
 {
 	double desired[3] = {0, 0, 0};
+	struct avoid_iter it;
 	int k;
 
 	/* Obstacles within radii.avoid: steer away from the nearest surface
 	 * point (Reynolds 1999, "obstacle avoidance"), weight weights.avoid.
 	 * In index order; only those the index finds near can be that close. */
-	if (p->ip.n_obstacles > 0) {
-		uint16_t buf[OBSTACLE_QUERY_MAX];
-		const uint16_t *near;
-		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
-
-		for (j = 0; j < m; j++)
-			if (avoid_direction(p, near ? near[j] : j, pos, desired))
-				add_rule(p, p->w_avoid, desired, vel, smax, acc);
-	}
+	avoid_first(p, pos, &it);
+	while (avoid_next(p, pos, &it, desired))
+		add_rule(p, p->w_avoid, desired, vel, smax, acc);
 	/* Attractors steer toward themselves with weight strength, repellers
 	 * (strength < 0) away, within their range. */
 	for (k = 0; k < p->n_attractors; k++) {
@@ -503,17 +527,12 @@ static void simple_avoid_attract(const struct rules_params *p, const float pos[3
 				 double acc[3])
 {
 	double off[3];
+	struct avoid_iter it;
 	int i;
 
-	if (p->ip.n_obstacles > 0) {
-		uint16_t buf[OBSTACLE_QUERY_MAX];
-		const uint16_t *near;
-		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
-
-		for (j = 0; j < m; j++)
-			if (avoid_direction(p, near ? near[j] : j, pos, off))
-				add_toward(p->w_avoid, off, p->dims, acc);
-	}
+	avoid_first(p, pos, &it);
+	while (avoid_next(p, pos, &it, off))
+		add_toward(p->w_avoid, off, p->dims, acc);
 	for (i = 0; i < p->n_attractors; i++)
 		if (attractor_offset(p, i, pos, off))
 			add_toward(p->attractors[i].strength, off, p->dims, acc);
@@ -800,6 +819,27 @@ static void add_unit(double w, double off[3], int dims, double acc[3])
  * squared distance with twice the radius). Its loop updates boids in place,
  * so later boids see earlier ones' new state; here every boid sees the
  * previous step's. */
+/* blend_update's obstacles, attractors and predators, added to f in its
+ * order (after the return rule); the batch update calls it lane by
+ * lane. */
+static void blend_avoid_attract_flee(const struct rules_params *p, const float pos[3],
+				     double f[3])
+{
+	double off[3];
+	struct avoid_iter it;
+	int i, dims = p->dims;
+
+	avoid_first(p, pos, &it);
+	while (avoid_next(p, pos, &it, off))
+		add_unit(p->w_avoid, off, dims, f);
+	for (i = 0; i < p->n_attractors; i++)
+		if (attractor_offset(p, i, pos, off))
+			add_unit(p->attractors[i].strength, off, dims, f);
+	for (i = 0; i < p->n_pred; i++)
+		if (flee_offset(p, i, pos, off))
+			add_unit(p->w_flee, off, dims, f);
+}
+
 static void blend_update(const struct rules_params *p, const struct rules_acc *a,
 			 const float pos[3], const float vel[3], float pos_out[3],
 			 float vel_out[3])
@@ -828,21 +868,7 @@ static void blend_update(const struct rules_params *p, const struct rules_acc *a
 		for (k = 0; k < dims; k++)
 			f[k] += p->w_return * off[k];
 	}
-	if (p->ip.n_obstacles > 0) {
-		uint16_t buf[OBSTACLE_QUERY_MAX];
-		const uint16_t *near;
-		int j, m = integrate_obstacles_near(&p->ip, pos, p->r_avoid, buf, &near);
-
-		for (j = 0; j < m; j++)
-			if (avoid_direction(p, near ? near[j] : j, pos, off))
-				add_unit(p->w_avoid, off, dims, f);
-	}
-	for (i = 0; i < p->n_attractors; i++)
-		if (attractor_offset(p, i, pos, off))
-			add_unit(p->attractors[i].strength, off, dims, f);
-	for (i = 0; i < p->n_pred; i++)
-		if (flee_offset(p, i, pos, off))
-			add_unit(p->w_flee, off, dims, f);
+	blend_avoid_attract_flee(p, pos, f);
 	safe_unit(f, dims);
 	for (k = 0; k < dims; k++)
 		v[k] = (double)vel[k] + f[k] * p->ip.dt;

@@ -53,11 +53,11 @@ struct rules_params {
 	/* Reynolds' model (any bounds mode, any speeds; obstacles and
 	 * attractors lane by lane), which
 	 * rules_update_batch does RULES_BATCH boids at a time; predators,
-	 * set per step, are read at the call (only blend's batch declines
-	 * when there are any). */
+	 * set per step, are read at the call. */
 	int fast_batch;
-	/* The same for blend (no return rule, obstacles or attractors) and
-	 * slerp (no return rule or target) (blend_batch, slerp_batch). */
+	/* The same for blend (its obstacles, attractors and predators lane
+	 * by lane) and slerp (no return rule or target) (blend_batch,
+	 * slerp_batch). */
 	int fast_blend, fast_slerp;
 	/* And simple and accelerate, likewise (simple_batch); inertia
 	 * (inertia_batch). */

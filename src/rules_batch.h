@@ -550,8 +550,8 @@ RB_(min_image_batch)(const struct bounds *b, int d, RB_(vfb) t)
  * its binary32 difference brought to the nearest image under wrap
  * (bounds_min_image); returns the lanes farther than target.radius. */
 RB_TARGET static inline __attribute__((always_inline)) RB_(vl)
-RB_(target_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd) off[3],
-		  const int dims)
+RB_(offset_batch)(const struct rules_params *p, const double c[3], double radius,
+		  const RB_(vd) x0[3], RB_(vd) off[3], const int dims)
 {
 	const RB_(vd) zero = {0};
 	const struct bounds *b = &p->ip.box;
@@ -559,12 +559,19 @@ RB_(target_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd) off
 	int d;
 
 	for (d = 0; d < dims; d++) {
-		const RB_(vfb) t = __builtin_convertvector(p->target[d] - x0[d], RB_(vfb));
+		const RB_(vfb) t = __builtin_convertvector(c[d] - x0[d], RB_(vfb));
 
 		off[d] = __builtin_convertvector(RB_(min_image_batch)(b, d, t), RB_(vd));
 		r2 += off[d] * off[d];
 	}
-	return r2 > p->target_radius * p->target_radius;
+	return r2 > radius * radius;
+}
+
+RB_TARGET static inline __attribute__((always_inline)) RB_(vl)
+RB_(target_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd) off[3],
+		  const int dims)
+{
+	return RB_(offset_batch)(p, p->target, p->target_radius, x0, off, dims);
 }
 
 /* flee_offset (rules.c) on RB_W lanes: off, the displacement away from
@@ -795,9 +802,9 @@ RB_(safe_unit_batch)(RB_(vd) v[3], const int dims)
 		v[k] = RB_(vsel)(ok, v[k] * inv, zero);
 }
 
-/* blend_update for the case of p->fast_blend (no return rule, obstacles,
- * attractors or predators; any bounds), each lane the scalar
- * code's operations in its order. */
+/* blend_update for p->fast_blend (every case: the return rule in
+ * vectors; obstacles, attractors and predators lane by lane), each lane
+ * the scalar code's operations in its order. */
 RB_TARGET static inline __attribute__((always_inline)) void
 RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
 	    size_t k, const float *const pos[3], const float *const vel[3],
@@ -822,6 +829,33 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 		for (d = 0; d < dims; d++)
 			f[d] = RB_(vsel)(cnt > 0.0, f[d] + w3[i] * t[d], f[d]);
 	}
+	/* the return rule (seed 000): the unit offset to the centre beyond
+	 * return.radius, else the velocity, weight return.weight */
+	if (p->has_return) {
+		RB_(vd) x0[3], off[3];
+		RB_(vl) out;
+
+		for (d = 0; d < dims; d++)
+			x0[d] = RB_(slots)(pos[d], nb, k);
+		out = RB_(offset_batch)(p, p->return_center, p->return_radius, x0, off, dims);
+		RB_(safe_unit_batch)(off, dims);
+		for (d = 0; d < dims; d++)
+			f[d] = f[d] + p->w_return * RB_(vsel)(out, off[d], RB_(slots)(vel[d], nb, k));
+	}
+	/* obstacles, attractors and predators lane by lane */
+	if (p->ip.n_obstacles > 0 || p->n_attractors > 0 || p->n_pred > 0)
+		for (i = 0; i < nb; i++) {
+			float x[3] = {0, 0, 0};
+			double fl[3] = {0, 0, 0};
+
+			for (d = 0; d < dims; d++) {
+				x[d] = pos[d][k + (size_t)i];
+				fl[d] = f[d][i];
+			}
+			blend_avoid_attract_flee(p, x, fl);
+			for (d = 0; d < dims; d++)
+				f[d][i] = fl[d];
+		}
 	RB_(safe_unit_batch)(f, dims);
 	for (d = 0; d < dims; d++) {
 		v[d] = RB_(slots)(vel[d], nb, k) + f[d] * dt;
@@ -1173,10 +1207,7 @@ RB_TARGET int RB_(rules_update_batch)(const struct rules_params *p,
 {
 	int h;
 
-	/* blend's flight from predators is not in its batch (the other
-	 * models flee in theirs, or not at all: slerp, inertia, Vicsek) */
-	if ((p->n_pred > 0 && p->fast_blend) ||
-	    !(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple || p->fast_inertia ||
+	if (!(p->fast_batch || p->fast_blend || p->fast_slerp || p->fast_simple || p->fast_inertia ||
 	      p->fast_vicsek || p->fast_couzin))
 		return 0;
 	for (h = 0; h < nb; h += RB_W)
