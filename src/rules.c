@@ -115,8 +115,7 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->fast_inertia = p->model == MODEL_INERTIA && p->n_attractors == 0;
 	p->fast_vicsek = p->model == MODEL_VICSEK;
 	p->fast_couzin = p->model == MODEL_COUZIN;
-	p->fast_slerp = p->model == MODEL_SLERP && !p->has_target && !p->has_return &&
-			p->n_attractors == 0;
+	p->fast_slerp = p->model == MODEL_SLERP && p->n_attractors == 0;
 	rules_set_step(p, 0);
 }
 

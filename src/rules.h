@@ -56,8 +56,7 @@ struct rules_params {
 	 * set per step, are read at the call. */
 	int fast_batch;
 	/* The same for blend (its obstacles, attractors and predators lane
-	 * by lane) and slerp (no return rule or target) (blend_batch,
-	 * slerp_batch). */
+	 * by lane) and slerp (blend_batch, slerp_batch). */
 	int fast_blend, fast_slerp;
 	/* And simple and accelerate, likewise (simple_batch); inertia
 	 * (inertia_batch). */

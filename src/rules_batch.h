@@ -550,7 +550,7 @@ RB_(min_image_batch)(const struct bounds *b, int d, RB_(vfb) t)
  * its binary32 difference brought to the nearest image under wrap
  * (bounds_min_image); returns the lanes farther than target.radius. */
 RB_TARGET static inline __attribute__((always_inline)) RB_(vl)
-RB_(offset_batch)(const struct rules_params *p, const double c[3], double radius,
+RB_(offset_batch)(const struct rules_params *p, const double c[3], double radius, int at_least,
 		  const RB_(vd) x0[3], RB_(vd) off[3], const int dims)
 {
 	const RB_(vd) zero = {0};
@@ -564,14 +564,14 @@ RB_(offset_batch)(const struct rules_params *p, const double c[3], double radius
 		off[d] = __builtin_convertvector(RB_(min_image_batch)(b, d, t), RB_(vd));
 		r2 += off[d] * off[d];
 	}
-	return r2 > radius * radius;
+	return at_least ? r2 >= radius * radius : r2 > radius * radius;
 }
 
 RB_TARGET static inline __attribute__((always_inline)) RB_(vl)
 RB_(target_batch)(const struct rules_params *p, const RB_(vd) x0[3], RB_(vd) off[3],
 		  const int dims)
 {
-	return RB_(offset_batch)(p, p->target, p->target_radius, x0, off, dims);
+	return RB_(offset_batch)(p, p->target, p->target_radius, 0, x0, off, dims);
 }
 
 /* flee_offset (rules.c) on RB_W lanes: off, the displacement away from
@@ -837,7 +837,7 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 
 		for (d = 0; d < dims; d++)
 			x0[d] = RB_(slots)(pos[d], nb, k);
-		out = RB_(offset_batch)(p, p->return_center, p->return_radius, x0, off, dims);
+		out = RB_(offset_batch)(p, p->return_center, p->return_radius, 0, x0, off, dims);
 		RB_(safe_unit_batch)(off, dims);
 		for (d = 0; d < dims; d++)
 			f[d] = f[d] + p->w_return * RB_(vsel)(out, off[d], RB_(slots)(vel[d], nb, k));
@@ -869,23 +869,54 @@ RB_(blend_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	RB_(move_all)(p, v, nb, k, pos, pos_out, vel_out, dims);
 }
 
-/* slerp_update for the case of p->fast_slerp (no target or return rule;
- * any bounds; obstacles' collisions lane by lane; slerp flees no
- * predator), each lane the
- * scalar code's operations in its order, the slerp angle's atan2 and
- * sincos too (detmath_kernels.h). Returns 0, having written nothing, where
- * a boid stands still or turns from a heading exactly toward or away from
- * its goal (the scalar code's special cases). */
+/* slerp_unit on the lanes where on: u turned toward the unit vector w by
+ * the fraction t of the angle between them (u not renormalised, as
+ * slerp_unit's result). Returns 0, having changed nothing, where such a
+ * lane's u and w are parallel (slerp_unit's special cases). */
+RB_TARGET static inline __attribute__((always_inline)) int
+RB_(slerp_lanes)(RB_(vd) u[3], const RB_(vd) w[3], double t, RB_(vl) on, const int dims)
+{
+	const RB_(vd) zero = {0};
+	RB_(vd) e[3], cs = zero, e2 = zero, sn, s1, c1;
+	int l, d;
+
+	for (d = 0; d < dims; d++)
+		cs += u[d] * w[d];
+	for (d = 0; d < dims; d++) {
+		e[d] = w[d] - cs * u[d];
+		e2 += e[d] * e[d];
+	}
+	sn = RB_(vsqrt)(e2);
+	for (l = 0; l < RB_W; l++)
+		if (on[l] && !(sn[l] > 1e-12))
+			return 0;
+	RB_(dm_sincos)(t * RB_(dm_atan2)(sn, cs), &s1, &c1);
+	s1 = RB_(vsel)(on, s1, zero);
+	c1 = RB_(vsel)(on, c1, zero);
+	for (d = 0; d < dims; d++)
+		u[d] = RB_(vsel)(on, c1 * u[d] + s1 * (e[d] / sn), u[d]);
+	return 1;
+}
+
+/* slerp_update for p->fast_slerp (no return rule; any bounds; the target
+ * in vectors; obstacles' collisions lane by lane; slerp flees no
+ * predator), each lane the scalar code's operations in its order, the
+ * slerp angle's atan2 and sincos too (detmath_kernels.h); the return rule
+ * (seed 001's turn back at return.radius or farther, and a speed drawn
+ * in [speed.min, speed.max]) in vectors too. Returns 0, having written
+ * nothing, where a boid stands still or turns from a heading exactly
+ * toward or away from its goal (the scalar code's special cases). */
 RB_TARGET static inline __attribute__((always_inline)) int
 RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W], int nb,
-	    size_t k, const float *const pos[3], const float *const vel[3],
-	    float *const pos_out[3], float *const vel_out[3], const int dims)
+		 size_t k, const uint32_t *id, uint64_t step, const float *const pos[3],
+		 const float *const vel[3], float *const pos_out[3], float *const vel_out[3],
+		 const int dims)
 {
 	const RB_(vd) zero = {0};
 	const double tf = p->turn_frac;
-	RB_(vd) u[3], dv[3], e[3]; /* past dims unset: see update_batch */
-	RB_(vd) n2 = zero, sp, inv, ncoh, sp2, cs = zero, e2 = zero, sn, s1, c1;
-	RB_(vl) turn;
+	RB_(vd) u[3], dv[3], e[3], tg[3], x0[3]; /* past dims unset: see update_batch */
+	RB_(vd) n2 = zero, sp, inv, ncoh, sp2;
+	RB_(vl) pull = {0};
 	int l, d;
 
 	ncoh = RB_(acc_n)(acc, nb, RB_ACC(n_coh));
@@ -894,6 +925,8 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 		u[d] = RB_(slots)(vel[d], nb, k);
 		dv[d] = RB_(acc_f)(acc, nb, RB_ACC(coh) + (size_t)d * sizeof(float));
 		e[d] = RB_(acc_f)(acc, nb, RB_ACC(sep) + (size_t)d * sizeof(float));
+		x0[d] = RB_(slots)(pos[d], nb, k);
+		tg[d] = zero;
 	}
 	for (d = 0; d < dims; d++)
 		n2 += u[d] * u[d];
@@ -904,35 +937,42 @@ RB_(slerp_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W],
 	inv = 1.0 / sp;
 	for (d = 0; d < dims; d++)
 		u[d] *= inv;
-	/* d = mean(p_j - p_i) + 0 (no target) + sep, its unit vector */
+	/* d = mean(p_j - p_i) + (the target's offset beyond target.radius,
+	 * else 0) + sep, its unit vector */
+	if (p->has_target)
+		pull = RB_(target_batch)(p, x0, tg, dims);
 	n2 = zero;
 	for (d = 0; d < dims; d++) {
-		dv[d] = (dv[d] / ncoh + 0.0) + e[d];
+		dv[d] = (dv[d] / ncoh + RB_(vsel)(pull, tg[d], zero)) + e[d];
 		n2 += dv[d] * dv[d];
 	}
 	sp = RB_(vsel)(ncoh > 0.0, sp2 / ncoh, sp);
-	turn = (ncoh > 0.0) & (n2 > 0.0);
 	inv = 1.0 / RB_(vsqrt)(n2);
-	for (d = 0; d < dims; d++) {
+	for (d = 0; d < dims; d++)
 		dv[d] *= inv;
-		cs += u[d] * dv[d];
-	}
-	for (d = 0; d < dims; d++) {
-		e[d] = dv[d] - cs * u[d];
-		e2 += e[d] * e[d];
-	}
-	sn = RB_(vsqrt)(e2);
-	for (l = 0; l < RB_W; l++)
-		if (turn[l] && !(sn[l] > 1e-12))
+	if (!RB_(slerp_lanes)(u, dv, tf, (ncoh > 0.0) & (n2 > 0.0), dims))
+		return 0;
+	/* the return rule: at return.radius or farther, toward the centre */
+	if (p->has_return) {
+		RB_(vl) back = RB_(offset_batch)(p, p->return_center, p->return_radius, 1, x0, e,
+						 dims);
+		RB_(vd) r;
+
+		n2 = zero;
+		for (d = 0; d < dims; d++)
+			n2 += e[d] * e[d];
+		back &= n2 > 0.0;
+		inv = 1.0 / RB_(vsqrt)(n2);
+		for (d = 0; d < dims; d++)
+			e[d] *= inv;
+		if (!RB_(slerp_lanes)(u, e, tf, back, dims))
 			return 0;
-	RB_(dm_sincos)(tf * RB_(dm_atan2)(sn, cs), &s1, &c1);
-	s1 = RB_(vsel)(turn, s1, zero);
-	c1 = RB_(vsel)(turn, c1, zero);
-	n2 = zero;
-	for (d = 0; d < dims; d++) {
-		u[d] = RB_(vsel)(turn, c1 * u[d] + s1 * (e[d] / sn), u[d]);
-		n2 += u[d] * u[d];
+		RB_(unit_lanes)(p, RNG_TURN_SPEED, 0, nb, k, id, step, &r, NULL);
+		sp = RB_(vsel)(back, p->ip.speed_min + r * (p->speed_max - p->ip.speed_min), sp);
 	}
+	n2 = zero;
+	for (d = 0; d < dims; d++)
+		n2 += u[d] * u[d];
 	inv = 1.0 / RB_(vsqrt)(n2);
 	for (d = 0; d < dims; d++)
 		u[d] = u[d] * inv * sp;
@@ -1160,8 +1200,8 @@ RB_(update_nb)(const struct rules_params *p, const struct rules_acc acc[RB_W], i
 		       RB_(vicsek_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	if (p->fast_slerp)
 		return p->dims == 2 ?
-		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 2) :
-		       RB_(slerp_batch)(p, acc, nb, k, pos, vel, pos_out, vel_out, 3);
+		       RB_(slerp_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
+		       RB_(slerp_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 3);
 	if (p->fast_simple)
 		p->dims == 2 ?
 		RB_(simple_batch)(p, acc, nb, k, id, step, pos, vel, pos_out, vel_out, 2) :
