@@ -55,7 +55,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	double p0[3] = {0, 0, 0}, v[3] = {0, 0, 0}, lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
-	int k, pass, i, j, m, hit, pushed, dims = ip->dims;
+	int k, pass, i, j, m, hit = 0, pushed, reuse, dims = ip->dims;
 
 	if (ip->n_obstacles == 0) {
 		bounds_apply(&ip->box, p, vel);
@@ -81,9 +81,22 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		if (!hit)
 			break;
 	}
-	for (k = 0; k < dims; k++)
+	for (k = 0; k < dims; k++) {
 		vel[k] = (float)v[k];
+		lo[k] = p[k];
+	}
 	bounds_apply(&ip->box, p, vel);
+	/* The move's last query serves the check below while the walls left
+	 * the end of the move where it was, or only rounded it to binary32 (a
+	 * wrap box's, inside it) after a move that hit nothing: nearly every
+	 * move. That end is a corner of the box queried, and its binary32
+	 * rounding is within 2^-24 of its size of it, far inside the query's
+	 * margin (1e-6 x (1 + the largest coordinate), obstacles.h), so every
+	 * obstacle the rounded point is inside of is on the list, in the same
+	 * increasing order as a query of its own would give. */
+	reuse = pass < 8 && !hit;
+	for (k = 0; k < dims; k++)
+		reuse = reuse && (p[k] == lo[k] || p[k] == (double)(float)lo[k]);
 	/* Whatever the walls, a corner, rounding to binary32 or a flock that
 	 * started inside did: a boid left inside goes to the nearest surface,
 	 * just outside, moving out of it, then back into the box. The first obstacle it is inside of,
@@ -94,16 +107,18 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 
 		for (k = 0; k < dims; k++)
 			pf[k] = (float)p[k];
-		m = integrate_obstacles_in(ip, pf, pf, buf, &near);
+		if (!reuse)
+			m = integrate_obstacles_in(ip, pf, pf, buf, &near);
+		reuse = 0;
 		pushed = 0;
 		for (j = 0; j < m && !pushed; j++) {
 			double q[3], n[3] = {0, 0, 0}, len = 0, vn = 0, scale = 1;
 			int inside;
 
 			i = near ? near[j] : j;
-			obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
-			if (!inside)
+			if (!obstacle_inside(&ip->obstacles[i], dims, pf))
 				continue;
+			obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
 			for (k = 0; k < dims; k++) {
 				n[k] = q[k] - pf[k];
 				len += n[k] * n[k];

@@ -71,6 +71,30 @@ void obstacle_nearest(const struct obstacle *o, int dims, const double p[3], dou
 	}
 }
 
+int obstacle_inside(const struct obstacle *o, int dims, const double p[3])
+{
+	int d;
+
+	switch (o->kind) {
+	case OBSTACLE_SPHERE: {
+		double r2 = 0;
+
+		/* obstacle_nearest's test, operation for operation */
+		for (d = 0; d < dims; d++)
+			r2 += (p[d] - o->a[d]) * (p[d] - o->a[d]);
+		return sqrt(r2) < o->radius;
+	}
+	case OBSTACLE_BOX:
+		for (d = 0; d < dims; d++)
+			if (p[d] <= o->a[d] || p[d] >= o->b[d])
+				return 0;
+		return 1;
+	case OBSTACLE_SEGMENT:
+		break;
+	}
+	return 0;
+}
+
 /* Mirror the remainder of the move (from the hit point h, fraction t of
  * the move done) and the velocity about the unit normal n. */
 static void reflect(int dims, double p0[3], double p1[3], double v[3], double t,
@@ -409,9 +433,13 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 		return -1;
 	big = ix->scale;
 	for (d = 0; d < ix->dims; d++) {
+		double a = fabs(lo[d]), b = fabs(hi[d]);
+
 		if (!isfinite(lo[d]) || !isfinite(hi[d]) || lo[d] > hi[d])
 			return -1;
-		big = fmax(big, fmax(fabs(lo[d]), fabs(hi[d])));
+		/* fmax of finite, non-negative numbers, without its call */
+		big = a > big ? a : big;
+		big = b > big ? b : big;
 	}
 	/* A margin far above the rounding of the exact tests: a few units in
 	 * the last place of the coordinates for distances, about 1e-8 of them
@@ -420,6 +448,25 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 	 * (the crossing test's denominator is then noise) could be "hit" by a
 	 * segment that no margin covers. */
 	s = 1e-6 * (1.0 + big);
+	/* Nearly every query (radii.avoid about a boid, a step's move, a
+	 * point) is at most reach wide with its margin: the cell of its
+	 * midpoint, which the loop below would find at more cost. */
+	for (d = 0; d < ix->dims; d++)
+		if (!(hi[d] - lo[d] <= 2.0 * (ix->reach - s)))
+			break;
+	if (d == ix->dims) {
+		size_t k = 0;
+
+		for (d = ix->dims - 1; d >= 0; d--) {
+			int c = cell_coord(ix, d, 0.5 * lo[d] + 0.5 * hi[d]);
+
+			if (c < 0 || c >= ix->nc[d])
+				return 0; /* outside every widened box */
+			k = k * (size_t)ix->nc[d] + (size_t)c;
+		}
+		*list = ix->item + ix->start[k];
+		return (int)(ix->start[k + 1] - ix->start[k]);
+	}
 	for (d = 0; d < ix->dims; d++) {
 		double l = lo[d] - s, u = hi[d] + s;
 

@@ -19,6 +19,9 @@ struct obstacle {
 void obstacle_nearest(const struct obstacle *o, int dims, const double p[3], double q[3],
 		      int *inside);
 
+/* Whether p is inside o: obstacle_nearest's *inside, without the point. */
+int obstacle_inside(const struct obstacle *o, int dims, const double p[3]);
+
 /* A move from p0 to p1 (velocity v) that would enter o stops at the surface
  * and is mirrored: p1 becomes the reflection of the rest of the move, v the
  * reflection of v, both about the surface's normal where the move hit it.

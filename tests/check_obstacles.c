@@ -169,12 +169,14 @@ START_TEST(test_index_finds_every_obstacle_that_matters)
 		const struct obstacle *target = &o[pick(n)];
 		double x[3], lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
 		double r = t % 4 == 0 ? 0.0 : t % 4 == 1 ? reach : t % 4 == 2 ? uni(0, reach) :
-			   uni(reach, 4 * reach);
+			   pick(2) ? uni(reach, 1.2 * reach) : uni(reach, 4 * reach);
 		double p0[3], p1[3], dir[3] = {0, 0, 0}, len;
 		char what[64];
 
 		/* avoidance: avoid_direction's test in rules.c; inside: integrate_finish's */
 		near_point(target, dims, pick(2) ? 1e-9 : r + 0.5, x);
+		if (pick(4) == 0) /* just within r of it, along an axis */
+			x[pick(dims)] += (pick(2) ? r : -r) * (1.0 - 1e-12);
 		for (i = 0; i < n; i++) {
 			double q[3], d2 = 0.0;
 			int inside;
@@ -370,6 +372,76 @@ START_TEST(test_index_same_updates)
 }
 END_TEST
 
+/* A move that wraps across the box's edge into an obstacle on the other
+ * side is pushed out of it: the integrator's check after the move looks
+ * where the boid ended, not where the move's own query looked (index on
+ * and off, same bits). */
+START_TEST(test_wrap_into_obstacle)
+{
+	char text[4096];
+	struct scenario sc;
+	struct rules_params rp;
+	struct rules_acc a;
+	float pos[3] = {99.9f, 50.0f, 0.0f}, vel[3] = {0.8f, 0.0f, 0.0f};
+	float p1[3] = {0, 0, 0}, v1[3] = {0, 0, 0}, p2[3] = {0, 0, 0}, v2[3] = {0, 0, 0};
+	int k, len;
+
+	len = snprintf(text, sizeof text, "{\"count\": 10, \"steps\": 2, \"bounds\": "
+		       "{\"min\": [0, 0], \"max\": [100, 100], \"mode\": \"wrap\"}, "
+		       "\"speed\": {\"min\": 0.1, \"max\": 1}, \"radii\": {\"avoid\": 1}, "
+		       "\"obstacles\": [{\"type\": \"sphere\", \"center\": [1, 50], "
+		       "\"radius\": 3}");
+	for (k = 0; k < OBSTACLE_INDEX_MIN; k++) /* enough for an index */
+		len += snprintf(text + len, sizeof text - (size_t)len,
+				", {\"type\": \"sphere\", \"center\": [%d, 10], \"radius\": 1}",
+				10 * k + 5);
+	snprintf(text + len, sizeof text - (size_t)len, "]}");
+	load_ok(text, &sc);
+	rules_params_init(&rp, &sc);
+	ck_assert_ptr_nonnull(rp.ip.obstacle_index);
+	rules_acc_init(&a);
+	rules_update(&rp, &a, 0, 1, pos, vel, p1, v1);
+	rp.ip.obstacle_index = NULL;
+	rules_update(&rp, &a, 0, 1, pos, vel, p2, v2);
+	ck_assert_msg(memcmp(p1, p2, sizeof p1) == 0 && memcmp(v1, v2, sizeof v1) == 0,
+		      "index: (%.9g, %.9g), none: (%.9g, %.9g)", p1[0], p1[1], p2[0], p2[1]);
+	/* outside the sphere (pushed out across the edge again: x = 0.7 is
+	 * nearer its left side, at -2, which wraps to 98) */
+	ck_assert_double_ge(hypot(remainder(p1[0] - 1.0, 100.0), p1[1] - 50.0), 3.0);
+	scenario_free(&sc);
+}
+END_TEST
+
+/* obstacle_inside, which the integrator's push-out asks first, answers as
+ * obstacle_nearest does, also on and a rounding away from the surfaces. */
+START_TEST(test_inside_agrees)
+{
+	enum { N = 300, Q = 20000 };
+	static struct obstacle o[N];
+	int dims = 2 + _i, t, ins = 0, outs = 0;
+
+	rnd_state = 7 + (uint64_t)_i;
+	random_obstacles(o, N, dims);
+	for (t = 0; t < Q; t++) {
+		const struct obstacle *ob = &o[pick(N)];
+		double x[3], q[3];
+		int inside;
+
+		near_point(ob, dims, pick(2) ? 1e-12 : 0.5, x);
+		obstacle_nearest(ob, dims, x, q, &inside);
+		if (obstacle_inside(ob, dims, x) != inside)
+			ck_abort_msg("%dD obstacle of kind %d, point (%.17g, %.17g, %.17g): "
+				     "obstacle_inside says %d, obstacle_nearest %d", dims,
+				     (int)ob->kind, x[0], x[1], x[2], !inside, inside);
+		ins += inside;
+		outs += !inside;
+	}
+	/* both answers were exercised */
+	ck_assert_int_gt(ins, Q / 50);
+	ck_assert_int_gt(outs, Q / 50);
+}
+END_TEST
+
 Suite *obstacles_suite(void)
 {
 	Suite *s = suite_create("obstacles");
@@ -378,6 +450,8 @@ Suite *obstacles_suite(void)
 	tcase_add_loop_test(tc, test_index_finds_every_obstacle_that_matters, 0, 8);
 	tcase_add_test(tc, test_index_edges);
 	tcase_add_test(tc, test_index_owned);
+	tcase_add_loop_test(tc, test_inside_agrees, 0, 2);
+	tcase_add_test(tc, test_wrap_into_obstacle);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
 			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
 	suite_add_tcase(s, tc);
