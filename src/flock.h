@@ -42,7 +42,8 @@ struct flock {
 	 * 2 or 3). */
 	int has_hue, hue_fields;
 	float *hue[3];
-	/* Spare buffers of the same shape: the next step, or the next order. */
+	/* Spare buffers of the same shape: the next step, or the next order;
+	 * between steps, free scratch. */
 	float *pos_next[3];
 	float *vel_next[3];
 	float *hue_next[3];
@@ -109,9 +110,10 @@ void flock_swap(struct flock *f, int with_ids);
 /* The number of fields of a frame: 2 dims, plus 1 with a hue. */
 int flock_fields(const struct flock *f);
 
-/* Scatter the state into id order (flock_rank), as a trajectory frame: out[0..dims-1]
+/* The state in id order (flock_rank), as a trajectory frame: out[0..dims-1]
  * positions, then velocities, then (with a hue) out[2 dims] the hue in
- * turns (flock_hue_turns); each out[i] holds n floats. */
+ * turns (flock_hue_turns); each out[i] holds n floats. Between steps only:
+ * it uses the spare id buffer (id_next) as scratch. */
 void flock_to_id_order(const struct flock *f, float *const out[FLOCK_FIELDS_MAX]);
 
 /* The hue's state in id order, out[0] the cosines, out[1] the sines and,
