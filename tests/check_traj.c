@@ -1590,6 +1590,68 @@ START_TEST(test_noise_chunks)
 }
 END_TEST
 
+/* Every chunk's stream is what a new zlib stream writes for its bytes
+ * (Z_RLE at the level, or stored where they look like noise): chunks of
+ * zeros, whose stream the writer makes once and copies, included. A run
+ * in steer bounds at output.every 1 in chunks of 64 bytes: its position
+ * planes are predicted exactly, so most of their chunks are zeros. */
+START_TEST(test_chunks_are_deflates)
+{
+	static const struct wopts opt = {64, 4, 0, -1, 0};
+	static const char *scen =
+		"{\"count\": 60, \"steps\": 14, \"seed\": 9,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [6, 6], \"mode\": \"steer\"}}";
+	long size, header_end, frame_end[64], index_end, off;
+	unsigned char *all, raw[64], fresh[256];
+	int nframes, k, zeros = 0, chunks = 0;
+
+	make_dir();
+	write_run_opts(scen, path_in("z.bin"), TRAJ_BIN, UINT64_MAX, &opt);
+	all = slurp(path_in("z.bin"), &size);
+	nframes = record_ends(all, size, &header_end, frame_end, 64, &index_end);
+	ck_assert_int_eq(nframes, 15);
+	off = header_end;
+	for (k = 0; k < nframes; k++) {
+		const unsigned char *pay = all + off + TRAJ_FRAME_HEADER;
+		const uint32_t nk = traj_get_u32(pay + 4);
+		const unsigned char *z = pay + 8 + 4 * (size_t)nk;
+		uint32_t c;
+
+		ck_assert_uint_eq(traj_get_u32(pay), 64);
+		for (c = 0; c < nk; c++) {
+			const uint32_t zl = traj_get_u32(pay + 8 + 4 * c);
+			uLongf rl = sizeof raw;
+			z_stream zs;
+			int level, i, zero = 1;
+
+			ck_assert_int_eq(uncompress(raw, &rl, z, zl), Z_OK);
+			for (i = 0; i < (int)rl; i++)
+				zero &= raw[i] == 0;
+			zeros += zero && rl == 64;
+			level = traj_chunk_is_noise(raw, rl) ? 0 : 1;
+			memset(&zs, 0, sizeof zs);
+			ck_assert_int_eq(deflateInit2(&zs, level, Z_DEFLATED, 15, 8,
+						      level ? Z_RLE : Z_DEFAULT_STRATEGY), Z_OK);
+			zs.next_in = raw;
+			zs.avail_in = (uInt)rl;
+			zs.next_out = fresh;
+			zs.avail_out = sizeof fresh;
+			ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+			ck_assert_msg(zs.total_out == zl && memcmp(fresh, z, zl) == 0,
+				      "frame %d, chunk %u (%s): %u bytes, a new stream writes %lu", k,
+				      c, zero ? "zeros" : "data", zl, zs.total_out);
+			deflateEnd(&zs);
+			z += zl;
+			chunks++;
+		}
+		off = frame_end[k];
+	}
+	ck_assert_msg(zeros > chunks / 4, "%d chunks of zeros of %d", zeros, chunks);
+	free(all);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_format_names)
 {
 	enum traj_format f;
@@ -1630,6 +1692,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_agents_writer_refuses);
 	tcase_add_test(tc, test_agents_reader_refuses);
 	tcase_add_test(tc, test_noise_chunks);
+	tcase_add_test(tc, test_chunks_are_deflates);
 	tcase_add_test(tc, test_predict_exact);
 	suite_add_tcase(s, tc);
 	return s;
