@@ -808,7 +808,9 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	if (util_reserve_raw(&w->zbuf, &w->zcap, nchunks * w->zstride, err) != 0 ||
 	    util_reserve(&w->table, &w->table_cap, tab, err) != 0)
 		return -1;
-	if (reserve_streams(w, err) != 0 || zero_stream(w, err) != 0)
+	/* (the stream of zeros only for frames of a whole chunk or more: a
+	 * small flock's frames never use it) */
+	if (reserve_streams(w, err) != 0 || (w->tlen >= w->chunk && zero_stream(w, err) != 0))
 		return -1;
 	/* Lossless chunks are made from the fields as they are compressed,
 	 * in a chunk of scratch per thread, instead of a copy of the frame. */
