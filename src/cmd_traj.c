@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "traj.h"
 #include "util.h"
@@ -29,6 +30,20 @@ int cmd_stdout_flush(void)
 	fprintf(stderr, "boidsim: standard output: write failed%s%s\n", errno ? ": " : "",
 		errno ? strerror(errno) : "");
 	return -1;
+}
+
+/* Whether path is the file in ("-": standard input, when that is a file):
+ * an output there would replace, at its end, the file it was read from,
+ * with a selection of it or less. */
+static int is_input(const char *in, const char *path)
+{
+	struct stat si, so;
+
+	if (strcmp(path, "-") == 0 || stat(path, &so) != 0 || !S_ISREG(so.st_mode))
+		return 0;
+	if (strcmp(in, "-") == 0 ? fstat(STDIN_FILENO, &si) != 0 : stat(in, &si) != 0)
+		return 0;
+	return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 }
 
 static int usage_error(const char *cmd, const char *what, const char *arg)
@@ -616,6 +631,18 @@ int cmd_convert(int argc, char **argv)
 	if (frames && parse_frames(frames, sel) != 0)
 		return usage_error("convert", "--frames %s: expected START:STOP:STEP step "
 				   "numbers, STEP > 0", frames);
+	{
+		/* where an interrupted CSV goes (outfile.h) */
+		char partial[4096];
+
+		snprintf(partial, sizeof partial, "%s.partial", out);
+		if (is_input(argv[optind], out))
+			return usage_error("convert", "-o %s is the input file, which convert reads",
+					   out);
+		if (fmt != TRAJ_BIN && is_input(argv[optind], partial))
+			return usage_error("convert", "-o %s clashes with the input file: its "
+					   ".partial is where an interrupted conversion goes", out);
+	}
 	r = traj_reader_open(argv[optind], &err);
 	if (r == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
