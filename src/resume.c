@@ -22,8 +22,13 @@ const char *resume_source(const char *tmp, const char *final, int csv, char *buf
 		snprintf(buf, cap, "%s", tmp);
 		return buf;
 	}
-	snprintf(buf, cap, "%s%s", final, csv ? ".partial" : "");
-	return access(buf, R_OK) == 0 ? buf : NULL;
+	snprintf(buf, cap, "%s.partial", final);
+	if (access(buf, R_OK) == 0)
+		return buf;
+	/* a binary file a run stopped by a signal left under its own name
+	 * before the .partial name (the frames are checked all the same) */
+	snprintf(buf, cap, "%s", final);
+	return !csv && access(buf, R_OK) == 0 ? buf : NULL;
 }
 
 int resume_frames(const struct scenario *sc, const char *json,

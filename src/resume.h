@@ -19,8 +19,9 @@
 uint64_t resume_written_before(uint64_t step, uint64_t every);
 
 /* Where the frames of a stopped run are: its temporary file tmp (NULL or
- * "": none) when it was killed, else the file it closed (CSV: final.partial,
- * binary: final). The name goes into buf; NULL when neither is readable.
+ * "": none) when it was killed, else the file it closed, final.partial
+ * (binary: or final, where an older boidsim stopped by a signal left it).
+ * The name goes into buf; NULL when none is readable.
  * tmp must have passed checkpoint_files_check. */
 const char *resume_source(const char *tmp, const char *final, int csv, char *buf, size_t cap);
 

@@ -93,12 +93,12 @@ static int is_temp_of(const char *b, const char *a)
 /* No two of -o, --metrics and --checkpoint may be one file: the last to be
  * renamed into place would replace the others, and a completed run would
  * remove its checkpoint, the output with it. Nor may one be a name that
- * another's writing takes: NAME.partial, where an interrupted CSV or table
- * goes (and which a resumed run removes, for -o and --metrics), or one of
+ * another's writing takes: NAME.partial, where an interrupted trajectory or
+ * table goes (and which a resumed run removes, for -o and --metrics), or one of
  * its temporary files. For that removal too, the checkpoint must not be a
  * device or a pipe. */
 static int check_distinct(const struct run_opts *o, const struct scenario *sc,
-			  enum traj_format fmt, struct util_err *err)
+			  struct util_err *err)
 {
 	const char *name[3] = {"-o", "--metrics", "--checkpoint"};
 	const char *path[3] = {o->output, o->metrics, o->checkpoint};
@@ -123,7 +123,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 			for (j = 0; j < 2; j++) {
 				const char *pj = j == 0 ? path[i] : partial;
 
-				if ((j == 1 && !(i == 1 || (i == 0 && fmt != TRAJ_BIN))) ||
+				if ((j == 1 && i == 2) ||
 				    stat(pj, &st) != 0 || st.st_dev != in_st.st_dev ||
 				    st.st_ino != in_st.st_ino)
 					continue;
@@ -146,7 +146,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 			}
 			/* where an interrupted CSV or table of it goes */
 			snprintf(partial, sizeof partial, "%s.partial", path[i]);
-			if ((i == 1 || (i == 0 && fmt != TRAJ_BIN)) && same_file(partial, in[j])) {
+			if (i < 2 && same_file(partial, in[j])) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
 					 "interrupted run leaves the file of %s", name[i], path[i],
 					 in_name[j], in[j], partial, name[i]);
@@ -167,7 +167,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 			    strcmp(path[j], "-") == 0)
 				continue;
 			snprintf(partial, sizeof partial, "%s.partial", path[i]);
-			if ((i == 1 || (i == 0 && fmt != TRAJ_BIN)) && same_file(path[j], partial)) {
+			if (i < 2 && same_file(path[j], partial)) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
 					 "interrupted run leaves the file of %s", name[i], path[i],
 					 name[j], path[j], partial, name[i]);
@@ -318,25 +318,29 @@ static void remove_checkpoint_temps(const char *checkpoint)
 	free(dir);
 }
 
-/* After a resumed run completes: the stopped run's leftovers (a binary
- * trajectory leaves no .partial). */
-static void remove_spent(const struct checkpoint_files *cf, const char *output,
-			 enum traj_format fmt, const char *metrics)
+/* After a resumed run completes: the stopped run's leftovers, its
+ * temporary files and the .partial files it read (only those: a .partial
+ * it did not read, beside a temporary file it did, is not the stopped
+ * run's to remove). */
+static void remove_spent(const struct checkpoint_files *cf, const char *const partial[2])
 {
-	char buf[4096];
+	int i;
 
 	if (cf->output_tmp && cf->output_tmp[0])
 		unlink(cf->output_tmp);
 	if (cf->metrics_tmp && cf->metrics_tmp[0])
 		unlink(cf->metrics_tmp);
-	if (output && fmt != TRAJ_BIN) {
-		snprintf(buf, sizeof buf, "%s.partial", output);
-		unlink(buf);
-	}
-	if (metrics) {
-		snprintf(buf, sizeof buf, "%s.partial", metrics);
-		unlink(buf);
-	}
+	for (i = 0; i < 2; i++)
+		if (partial[i])
+			unlink(partial[i]);
+}
+
+/* Whether src, what a resumed run read, is name's .partial file: its name
+ * in buf, else NULL. */
+static const char *read_partial(const char *src, const char *name, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s.partial", name);
+	return src && strcmp(src, buf) == 0 ? buf : NULL;
 }
 
 /* The options' own checks, once the scenario is known; the format of -o
@@ -361,7 +365,7 @@ static int check_options(const struct run_opts *o, const struct scenario *sc,
 			return bad_option(err, "%s: cannot tell the format from the name; use .bin, "
 					  ".csv or .csv.gz, or --format", o->output);
 	}
-	return check_distinct(o, sc, *fmt, err);
+	return check_distinct(o, sc, err);
 }
 
 
@@ -383,6 +387,9 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	const int writer = ctx == NULL || ctx->part == 0;
 	size_t agents_n = 0;
 	struct checkpoint_files resumed = {0};
+	/* -o's and --metrics' .partial files, when a resumed run read them */
+	char partial_buf[2][4096];
+	const char *partial[2] = {NULL, NULL};
 	uint64_t on_disk = UINT64_MAX; /* the step of the checkpoint on disk, if any */
 	struct metrics met;
 	struct outfile mout = {0};
@@ -462,6 +469,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 				goto out;
 			traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
 			traj_writer_set_predict(w, sc.dt);
+			traj_writer_set_partial(w);
 		}
 		if (o->resume && writer) {
 			char src[4096];
@@ -473,6 +481,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			}
 			ctx_log(ctx, CTX_VERBOSE, "resumed %llu frames from %s",
 				(unsigned long long)resume_written_before(sim.step, sc.every), src);
+			partial[0] = read_partial(src, o->output, partial_buf[0], sizeof partial_buf[0]);
 		}
 	}
 	if (o->metrics) {
@@ -483,10 +492,18 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			goto out;
 		if (writer && metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
 			goto metrics_failed;
-		if (o->resume && writer && resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m,
-					     &refused, err) != 0) {
-			status = refused ? RUN_BAD_INPUT : RUN_FAILED;
-			goto out;
+		if (o->resume && writer) {
+			char src[4096];
+
+			/* (the source resume_rows reads) */
+			partial[1] = read_partial(resume_source(resumed.metrics_tmp, o->metrics, 1,
+								src, sizeof src),
+						  o->metrics, partial_buf[1], sizeof partial_buf[1]);
+			if (resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m, &refused,
+					err) != 0) {
+				status = refused ? RUN_BAD_INPUT : RUN_FAILED;
+				goto out;
+			}
 		}
 	}
 	/* Every part set up, or none goes on (one that failed says why). */
@@ -583,10 +600,10 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		}
 		t_out += util_seconds() - tw;
 		if (strcmp(o->output, "-") != 0)
-			ctx_log(ctx, CTX_NORMAL, "%s %s (%" PRIu64 " steps, %" PRIu64 " boids)",
+			ctx_log(ctx, CTX_NORMAL, "%s %s%s (%" PRIu64 " steps, %" PRIu64 " boids)",
 				stopped ? "interrupted; wrote what was done to" : "wrote",
-				st != TRAJ_COMPLETE && fmt != TRAJ_BIN ? "the .partial file" :
-				o->output, sim.step, (uint64_t)agents_n - (uint64_t)sim.pred.n);
+				o->output, st != TRAJ_COMPLETE ? ".partial" : "", sim.step,
+				(uint64_t)agents_n - (uint64_t)sim.pred.n);
 	}
 	res->stats = sim.stats;
 	res->seconds = util_seconds() - t0;
@@ -597,7 +614,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	if (!stopped && o->checkpoint && writer) {
 		/* Done: the checkpoint and what a resumed run read are spent. */
 		if (o->resume)
-			remove_spent(&resumed, o->output, fmt, o->metrics);
+			remove_spent(&resumed, partial);
 		unlink(o->checkpoint);
 		remove_checkpoint_temps(o->checkpoint);
 	}

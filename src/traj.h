@@ -207,6 +207,11 @@ void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval);
  * instead. Only how well the frames compress depends on dt, never what
  * they decode to. Before the first frame. */
 void traj_writer_set_predict(struct traj_writer *w, double dt);
+/* A binary file closed not complete takes the name NAME.partial, as a CSV
+ * one always does, so that a run stopped by a signal never replaces the
+ * file already under its output name (a run sets it; a conversion of a
+ * damaged input, marked interrupted, keeps its name). */
+void traj_writer_set_partial(struct traj_writer *w);
 
 /* fields[0..dims-1] positions, fields[dims..2*dims-1] velocities, and
  * with a hue fields[2*dims] the hue; each count floats in id order.

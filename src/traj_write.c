@@ -45,6 +45,7 @@ struct traj_writer {
 	uLong sum;         /* CRC-32 of those bytes (before gzip) */
 	uint64_t synced;   /* the file's size at the last traj_writer_sync */
 	int keep;          /* traj_writer_keep: cut the file to keep_size, never remove it */
+	int partial;       /* traj_writer_set_partial */
 	uint64_t keep_size;
 	int level;         /* zlib level of binary frames */
 	double precision;  /* > 0: lossy frames of this precision */
@@ -349,6 +350,11 @@ void traj_writer_set_key_interval(struct traj_writer *w, uint32_t interval)
 {
 	if (interval >= 1)
 		w->key_interval = interval;
+}
+
+void traj_writer_set_partial(struct traj_writer *w)
+{
+	w->partial = 1;
 }
 
 void traj_writer_set_predict(struct traj_writer *w, double dt)
@@ -1206,7 +1212,7 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		goto out;
 	}
 	target = w->path;
-	if (status != TRAJ_COMPLETE && w->fmt != TRAJ_BIN) {
+	if (status != TRAJ_COMPLETE && (w->fmt != TRAJ_BIN || w->partial)) {
 		w->final = malloc(strlen(w->path) + 9);
 		if (w->final == NULL) {
 			util_err_set(err, "out of memory");
