@@ -603,6 +603,7 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 			char *end;
 			long idx;
 			cJSON *arr;
+			int name;
 
 			errno = 0;
 			idx = strtol(br + 1, &end, 10);
@@ -612,14 +613,17 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 				util_err_set(c->err, "%s: malformed index", who);
 				goto fail;
 			}
+			/* the key's whole path so far, as the text gave it
+			 * (bounds.max, not max) */
+			name = (int)((size_t)(seg - path) + strlen(seg));
 			arr = cJSON_GetObjectItemCaseSensitive(node, seg);
 			if (arr && !cJSON_IsArray(arr)) {
-				util_err_set(c->err, "%s: %s is not an array", who, seg);
+				util_err_set(c->err, "%s: %.*s is not an array", who, name, text);
 				goto fail;
 			}
 			if (arr == NULL || idx >= cJSON_GetArraySize(arr)) {
-				util_err_set(c->err, "%s: %s has no element %ld",
-					     who, seg, idx);
+				util_err_set(c->err, "%s: %.*s has no element %ld", who, name, text,
+					     idx);
 				goto fail;
 			}
 			if (last) {
@@ -630,8 +634,8 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 			 * (attractors[0].strength) */
 			node = cJSON_GetArrayItem(arr, (int)idx);
 			if (!cJSON_IsObject(node)) {
-				util_err_set(c->err, "%s: %s[%ld] is not an object", who,
-					     seg, idx);
+				util_err_set(c->err, "%s: %.*s[%ld] is not an object", who,
+					     name, text, idx);
 				goto fail;
 			}
 			continue;
@@ -651,7 +655,8 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 				goto fail;
 			}
 		} else if (!cJSON_IsObject(child)) {
-			util_err_set(c->err, "%s: %s is not an object", who, seg);
+			util_err_set(c->err, "%s: %.*s is not an object", who,
+				     (int)((size_t)(seg - path) + strlen(seg)), text);
 			goto fail;
 		}
 		node = child;
