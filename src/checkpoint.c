@@ -292,59 +292,126 @@ static int read_parked(struct source *r, struct flock *f, uint64_t most, uint32_
 	return bad ? -1 : 0;
 }
 
+/* The fields before the state. */
+struct head {
+	uint32_t version, dims;
+	uint64_t n, step;
+	char *json, *gen;
+};
+
+/* A checkpoint's bytes, whole: its magic and CRC-32 checked; *size of
+ * them (the caller frees). NULL with err set when it is not one. */
+static unsigned char *load(const char *path, long *size, struct util_err *err)
+{
+	FILE *fp = fopen(path, "rb");
+	unsigned char *data = NULL;
+
+	if (fp == NULL) {
+		util_err_set(err, "%s: cannot open checkpoint: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(fp, 0, SEEK_END) != 0 || (*size = ftell(fp)) < 12 || fseek(fp, 0, SEEK_SET) != 0 ||
+	    !(data = malloc((size_t)*size)) || fread(data, 1, (size_t)*size, fp) != (size_t)*size) {
+		util_err_set(err, "%s: not a readable checkpoint", path);
+		goto fail;
+	}
+	if (memcmp(data, CHECKPOINT_MAGIC, 8) != 0) {
+		util_err_set(err, "%s: not a boidsim checkpoint", path);
+		goto fail;
+	}
+	if (traj_get_u32(data + *size - 4) != (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), data,
+								(size_t)*size - 4)) {
+		util_err_set(err, "%s: checkpoint damaged (CRC mismatch)", path);
+		goto fail;
+	}
+	fclose(fp);
+	return data;
+fail:
+	free(data);
+	fclose(fp);
+	return NULL;
+}
+
+/* The header and the files (checkpoint_write's order), into h and files;
+ * r->bad or r->nul when they are not there whole. */
+static void read_head(struct source *r, struct head *h, struct checkpoint_files *files)
+{
+	h->version = get_u32(r);
+	h->dims = get_u32(r);
+	h->n = get_u64(r);
+	h->step = get_u64(r);
+	h->json = get_str(r);
+	h->gen = get_str(r);
+	files->output = get_str(r);
+	files->output_tmp = get_str(r);
+	files->metrics = get_str(r);
+	files->metrics_tmp = get_str(r);
+	files->output_bytes = get_u64(r);
+	files->output_sum = get_u32(r);
+	files->metrics_bytes = get_u64(r);
+	files->metrics_sum = get_u32(r);
+}
+
+int checkpoint_peek(const char *path, struct checkpoint_files *files, struct util_err *err)
+{
+	struct head h;
+	struct source r;
+	unsigned char *data;
+	long size;
+
+	memset(files, 0, sizeof *files);
+	if (!(data = load(path, &size, err)))
+		return -1;
+	r.p = data + 8;
+	r.end = data + size - 4;
+	r.bad = r.nul = 0;
+	read_head(&r, &h, files);
+	free(h.json);
+	free(h.gen);
+	free(data);
+	if (h.version != CHECKPOINT_VERSION || r.bad || r.nul) {
+		checkpoint_files_free(files);
+		util_err_set(err, "%s: checkpoint of another format version, or damaged", path);
+		return -1;
+	}
+	return 0;
+}
+
 int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		    const char *generator, struct checkpoint_files *files,
 		    struct util_err *err)
 {
 	struct flock *f = &s->flock;
-	FILE *fp = fopen(path, "rb");
-	unsigned char *data = NULL;
+	unsigned char *data;
 	struct source r;
-	char *json = NULL, *gen = NULL;
+	struct head h;
 	long size;
 	size_t i;
-	uint64_t n;
 	int d, rc = -1;
 
 	memset(files, 0, sizeof *files);
-	if (fp == NULL) {
-		util_err_set(err, "%s: cannot open checkpoint: %s", path, strerror(errno));
+	memset(&h, 0, sizeof h);
+	if (!(data = load(path, &size, err)))
 		return -1;
-	}
-	if (fseek(fp, 0, SEEK_END) != 0 || (size = ftell(fp)) < 12 || fseek(fp, 0, SEEK_SET) != 0 ||
-	    !(data = malloc((size_t)size)) || fread(data, 1, (size_t)size, fp) != (size_t)size) {
-		util_err_set(err, "%s: not a readable checkpoint", path);
-		goto out;
-	}
-	if (memcmp(data, CHECKPOINT_MAGIC, 8) != 0) {
-		util_err_set(err, "%s: not a boidsim checkpoint", path);
-		goto out;
-	}
-	if (traj_get_u32(data + size - 4) != (uint32_t)crc32_z(crc32(0L, Z_NULL, 0), data,
-							       (size_t)size - 4)) {
-		util_err_set(err, "%s: checkpoint damaged (CRC mismatch)", path);
-		goto out;
-	}
 	r.p = data + 8;
 	r.end = data + size - 4;
 	r.bad = r.nul = 0;
-	if (get_u32(&r) != CHECKPOINT_VERSION || get_u32(&r) != (uint32_t)f->dims ||
-	    (n = get_u64(&r)) > (uint64_t)f->cap || (!f->rank && n != (uint64_t)f->n)) {
+	read_head(&r, &h, files);
+	if (h.version != CHECKPOINT_VERSION || h.dims != (uint32_t)f->dims ||
+	    h.n > (uint64_t)f->cap || (!f->rank && h.n != (uint64_t)f->n)) {
 		util_err_set(err, "%s: checkpoint of another format version or flock size", path);
 		goto out;
 	}
-	s->step = get_u64(&r);
-	json = get_str(&r);
-	gen = get_str(&r);
+	s->step = h.step;
 	if (r.nul)
 		goto nul;
-	if (json == NULL || gen == NULL || strcmp(json, scenario_json) != 0) {
+	if (h.json == NULL || h.gen == NULL || strcmp(h.json, scenario_json) != 0) {
 		util_err_set(err, "%s: checkpoint of another scenario (the effective scenario, "
 			     "after overrides, must be the same)", path);
 		goto out;
 	}
-	if (strcmp(gen, generator) != 0) {
-		util_err_set(err, "%s: checkpoint written by %s, this is %s", path, gen, generator);
+	if (strcmp(h.gen, generator) != 0) {
+		util_err_set(err, "%s: checkpoint written by %s, this is %s", path, h.gen, generator);
 		goto out;
 	}
 	if (s->step > s->sc->steps) {
@@ -352,25 +419,15 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 			     (unsigned long long)s->step, (unsigned long long)s->sc->steps);
 		goto out;
 	}
-	files->output = get_str(&r);
-	files->output_tmp = get_str(&r);
-	files->metrics = get_str(&r);
-	files->metrics_tmp = get_str(&r);
-	if (r.nul)
-		goto nul;
-	files->output_bytes = get_u64(&r);
-	files->output_sum = get_u32(&r);
-	files->metrics_bytes = get_u64(&r);
-	files->metrics_sum = get_u32(&r);
 	for (d = 0; d < 3; d++) {
 		uint64_t u = get_u64(&r);
 
 		memcpy(&s->rp.target[d], &u, 8);
 	}
 	/* The ids: slot k holds the boid of rank k, as after flock_init. */
-	if (n < (uint64_t)f->n)
-		flock_shrink(f, (size_t)n);
-	f->n = (size_t)n;
+	if (h.n < (uint64_t)f->n)
+		flock_shrink(f, (size_t)h.n);
+	f->n = (size_t)h.n;
 	if (f->rank) {
 		/* What the schedule allows at this step: exactly its ids so
 		 * far, and at least 1 and at most its bound of boids, all live
@@ -379,7 +436,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		uint64_t ids, most, parked;
 
 		scenario_population_at(s->sc, s->step, &ids, &most, &parked);
-		if (next != ids || n < 1 || n > most)
+		if (next != ids || h.n < 1 || h.n > most)
 			r.bad = 1;
 		for (i = 0; i < f->n && !r.bad; i++) {
 			f->id[i] = get_u32(&r);
@@ -447,10 +504,9 @@ nul:
 out:
 	if (rc != 0)
 		checkpoint_files_free(files);
-	free(json);
-	free(gen);
+	free(h.json);
+	free(h.gen);
 	free(data);
-	fclose(fp);
 	return rc;
 }
 

@@ -37,6 +37,11 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		    const char *generator, struct checkpoint_files *files,
 		    struct util_err *err);
 
+/* Only the files of checkpoint path (free with checkpoint_files_free),
+ * without its state: -1 with err set when it is not a whole checkpoint of
+ * this format version. */
+int checkpoint_peek(const char *path, struct checkpoint_files *files, struct util_err *err);
+
 void checkpoint_files_free(struct checkpoint_files *files);
 
 /* The files of checkpoint path must be the command line's: output and

@@ -107,6 +107,8 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	const char *in[2] = {o->scenario, sc->start_file};
 	char msg[4 * 4096], partial[4096];
 	struct stat st, in_st;
+	struct checkpoint_files cf;
+	struct util_err perr;
 	int i, j;
 
 	if (o->checkpoint && stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))
@@ -194,6 +196,25 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 			return bad_option(err, "--checkpoint %s: the file is there and is not a "
 					  "checkpoint, which a run would replace and then remove; "
 					  "name another file", o->checkpoint);
+		/* Nor is the checkpoint of a stopped run with other outputs: its
+		 * --resume needs it. (One that does not read whole cannot be
+		 * resumed, and is replaced.) */
+		if (checkpoint_peek(o->checkpoint, &cf, &perr) == 0) {
+			int same = checkpoint_files_check(o->checkpoint, &cf, o->output, o->metrics,
+							  &perr) == 0;
+			char then[2][512];
+
+			snprintf(then[0], sizeof then[0], "%s", cf.output && cf.output[0] ?
+				 cf.output : "none");
+			snprintf(then[1], sizeof then[1], "%s", cf.metrics && cf.metrics[0] ?
+				 cf.metrics : "none");
+			checkpoint_files_free(&cf);
+			if (!same)
+				return bad_option(err, "--checkpoint %s: the checkpoint of a stopped "
+						  "run with other outputs (-o %s, --metrics %s), which "
+						  "its --resume needs; remove it, or name another file",
+						  o->checkpoint, then[0], then[1]);
+		}
 	}
 	return 0;
 }

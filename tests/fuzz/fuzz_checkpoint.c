@@ -43,6 +43,37 @@ static void remove_input(void)
 	unlink(path);
 }
 
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* checkpoint_peek of the file at path: one line when it fails, and, when
+ * checkpoint_read accepted the file (read: its files), the same names. */
+static void check_peek(const struct checkpoint_files *read)
+{
+	struct checkpoint_files pf;
+	struct util_err err;
+
+	if (checkpoint_peek(path, &pf, &err) != 0) {
+		fuzz_check_error(&err, path);
+		if (read) {
+			fprintf(stderr, "fuzz: checkpoint_read accepts what checkpoint_peek refuses: "
+				"%s\n", err.msg);
+			abort();
+		}
+		return;
+	}
+	if (read && !(same_str(pf.output, read->output) &&
+		      same_str(pf.output_tmp, read->output_tmp) &&
+		      same_str(pf.metrics, read->metrics) &&
+		      same_str(pf.metrics_tmp, read->metrics_tmp))) {
+		fprintf(stderr, "fuzz: checkpoint_peek and checkpoint_read name other files\n");
+		abort();
+	}
+	checkpoint_files_free(&pf);
+}
+
 static void check_read(const uint8_t *data, size_t size, const char *json_in,
 		       const char *gen_in)
 {
@@ -67,6 +98,7 @@ static void check_read(const uint8_t *data, size_t size, const char *json_in,
 	if (fuzz_write_file(path, data, size) != 0)
 		goto out;
 	rc = checkpoint_read(path, &sim, json, generator, &files, &err);
+	check_peek(rc == 0 ? &files : NULL);
 	if (rc != 0) {
 		fuzz_check_error(&err, path);
 		verdict("as it is: %s\n", err.msg);
@@ -88,6 +120,7 @@ static void check_read(const uint8_t *data, size_t size, const char *json_in,
 		if (rc != 0)
 			goto out;
 		rc = checkpoint_read(path, &sim, json, generator, &files, &err);
+		check_peek(rc == 0 ? &files : NULL);
 		if (rc != 0) {
 			verdict("%s\n", err.msg);
 			fuzz_check_error(&err, path);
