@@ -221,7 +221,7 @@ static const struct ov_case {
 	 "--set weights.cohesin=2: weights.cohesin: unknown key (did you mean \"cohesion\"?)"},
 	{{"count=abc", NULL}, "--set count=abc: count: expected an integer"},
 	{{"steps=-1", "--steps -1"}, "--steps -1: steps: must be between 0 and"},
-	{{"bounds.max[2]=1", NULL}, "--set bounds.max[2]=1: max has no element 2"},
+	{{"bounds.max[2]=1", NULL}, "--set bounds.max[2]=1: bounds.max has no element 2"},
 	{{"bounds[0].x=1", NULL}, "--set bounds[0].x=1: bounds is not an array"},
 	/* a check against another key blames the override, not the file */
 	{{"bounds.min[0]=40", NULL},
@@ -229,6 +229,7 @@ static const struct ov_case {
 	{{"bounds.max[x]=1", NULL}, "--set bounds.max[x]=1: malformed index"},
 	{{"bounds.min=[0,0,0]", NULL}, "--set bounds.min=[0,0,0]: bounds.min: expected an array of 2"},
 	{{"count.x=1", NULL}, "--set count.x=1: count is not an object"},
+	{{"bounds.min.x=1", NULL}, "--set bounds.min.x=1: bounds.min is not an object"},
 	{{"=1", NULL}, "--set =1: expected KEY=VALUE"},
 	{{"radii..x=1", NULL}, "malformed key"},
 	{{"dt=nan", NULL}, "--set dt=nan: dt: expected a number"},
