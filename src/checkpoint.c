@@ -332,10 +332,15 @@ fail:
 	return NULL;
 }
 
-/* The header and the files (checkpoint_write's order), into h and files;
- * r->bad or r->nul when they are not there whole. */
-static void read_head(struct source *r, struct head *h, struct checkpoint_files *files)
+/* r over the size bytes of data (from load), then the header and the
+ * files (checkpoint_write's order) read into h and files; r->bad or
+ * r->nul when they are not there whole. */
+static void read_head(struct source *r, unsigned char *data, long size, struct head *h,
+		      struct checkpoint_files *files)
 {
+	r->p = data + 8;
+	r->end = data + size - 4;
+	r->bad = r->nul = 0;
 	h->version = get_u32(r);
 	h->dims = get_u32(r);
 	h->n = get_u64(r);
@@ -362,10 +367,7 @@ int checkpoint_peek(const char *path, struct checkpoint_files *files, struct uti
 	memset(files, 0, sizeof *files);
 	if (!(data = load(path, &size, err)))
 		return -1;
-	r.p = data + 8;
-	r.end = data + size - 4;
-	r.bad = r.nul = 0;
-	read_head(&r, &h, files);
+	read_head(&r, data, size, &h, files);
 	free(h.json);
 	free(h.gen);
 	free(data);
@@ -393,10 +395,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	memset(&h, 0, sizeof h);
 	if (!(data = load(path, &size, err)))
 		return -1;
-	r.p = data + 8;
-	r.end = data + size - 4;
-	r.bad = r.nul = 0;
-	read_head(&r, &h, files);
+	read_head(&r, data, size, &h, files);
 	if (h.version != CHECKPOINT_VERSION || h.dims != (uint32_t)f->dims ||
 	    h.n > (uint64_t)f->cap || (!f->rank && h.n != (uint64_t)f->n)) {
 		util_err_set(err, "%s: checkpoint of another format version or flock size", path);
