@@ -92,6 +92,35 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* An option getopt_long refused: the start of more than one long option
+ * (--ch: --check, --check-invariants, --checkpoint) says which it could
+ * be; anything else is unknown. */
+static int option_error(const struct option *longs, const char *arg)
+{
+	char names[1024] = "";
+	size_t len = 0, used = 0;
+	int i, hits = 0;
+
+	if (strncmp(arg, "--", 2) == 0 && arg[2] != '\0') {
+		len = strcspn(arg + 2, "=");
+		for (i = 0; longs[i].name; i++)
+			if (strncmp(longs[i].name, arg + 2, len) == 0 && used < sizeof names) {
+				used += (size_t)snprintf(names + used, sizeof names - used, "%s--%s",
+							 hits ? ", " : "", longs[i].name);
+				hits++;
+			}
+	}
+	if (hits < 2)
+		return usage_error("unknown option %s", arg);
+	{
+		char what[2048];
+
+		snprintf(what, sizeof what, "%.*s is the start of more than one option: %s",
+			 (int)(len + 2), arg, names);
+		return usage_error("%s", what);
+	}
+}
+
 /* -v: where the time of the step loop went, and the work per boid-step. */
 static void report_stats(const struct run_result *r, enum sim_search search)
 {
@@ -313,7 +342,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case ':':
 			return usage_error("option %s needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option %s", argv[optind - 1]);
+			return option_error(longs, argv[optind - 1]);
 		}
 	}
 	/* "boidsim run SCENARIO" is the explicit form of "boidsim SCENARIO";
