@@ -146,7 +146,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 					 name[i], path[i], in_name[j]);
 				return bad_option(err, "%s", msg);
 			}
-			/* where an interrupted CSV or table of it goes */
+			/* where an interrupted trajectory or table of it goes */
 			snprintf(partial, sizeof partial, "%s.partial", path[i]);
 			if (i < 2 && same_file(partial, in[j])) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
