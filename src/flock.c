@@ -241,10 +241,11 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 	const size_t all = (size_t)sc->count, cap = (size_t)sc->capacity;
 	/* the ids part, part + parts, ...: slot i holds id part + i parts */
 	const size_t n = all / parts + (part < all % parts);
-	size_t i;
+	size_t i, stride;
 	uint64_t crowded = 0;
 	int d, dims = sc->dims;
 	struct bounds box;
+	char *at;
 
 	memset(f, 0, sizeof *f);
 	f->dims = dims;
@@ -252,24 +253,37 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 	f->parallel_min = parallel_min;
 	f->cap = cap > all ? cap : all;
 	f->next_id = (uint32_t)all;
-	/* RULES_LANES slots of padding (zeros, never written): the neighbour
-	 * loop reads whole groups of lanes and masks the slots past the end. */
-	for (d = 0; d < dims; d++) {
-		if (!(f->pos[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)) ||
-		    !(f->vel[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)) ||
-		    !(f->pos_next[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)) ||
-		    !(f->vel_next[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)))
-			goto fail;
-	}
 	f->has_hue = sc->has_hue;
 	f->hue_fields = !sc->has_hue ? 0 : sc->hue_spin_on ? 3 : 2;
-	for (d = 0; d < f->hue_fields; d++)
-		if (!(f->hue[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)) ||
-		    !(f->hue_next[d] = util_alloc(f->cap + RULES_LANES, sizeof(float), err)))
-			goto fail;
-	if (!(f->id = util_alloc(f->cap, sizeof(uint32_t), err)) ||
-	    !(f->id_next = util_alloc(f->cap, sizeof(uint32_t), err)))
+	/* Every per-boid array is a slice of one block, so that the block's
+	 * whole huge pages (util_alloc_huge) cover all of them but the block's
+	 * two ends; separate arrays of a few MiB each would leave a partial
+	 * huge page at each array's end on small pages. RULES_LANES slots of
+	 * padding end each slice (zeros, never written): the neighbour loop
+	 * reads whole groups of lanes and masks the slots past the end. */
+	if (util_mul_size(f->cap + RULES_LANES, sizeof(float), &stride) != 0 ||
+	    stride > SIZE_MAX - UTIL_ALIGN) {
+		util_err_set(err, "room for %zu boids overflows", f->cap);
 		goto fail;
+	}
+	stride = (stride + UTIL_ALIGN - 1) / UTIL_ALIGN * UTIL_ALIGN;
+	if (!(f->block = util_alloc_huge((size_t)(4 * dims + 2 * f->hue_fields + 2), stride, err)))
+		goto fail;
+	at = f->block;
+	for (d = 0; d < dims; d++) {
+		f->pos[d] = (float *)(void *)at;
+		f->vel[d] = (float *)(void *)(at += stride);
+		f->pos_next[d] = (float *)(void *)(at += stride);
+		f->vel_next[d] = (float *)(void *)(at += stride);
+		at += stride;
+	}
+	for (d = 0; d < f->hue_fields; d++) {
+		f->hue[d] = (float *)(void *)at;
+		f->hue_next[d] = (float *)(void *)(at += stride);
+		at += stride;
+	}
+	f->id = (uint32_t *)(void *)at;
+	f->id_next = (uint32_t *)(void *)(at + stride);
 	if (sc->n_events > 0 &&
 	    (!(f->live = util_alloc(f->cap, sizeof(uint32_t), err)) ||
 	     !(f->rank = util_alloc((size_t)sc->ids_total, sizeof(uint32_t), err))))
@@ -456,20 +470,7 @@ void flock_ids(const struct flock *f, uint32_t *out)
 
 void flock_free(struct flock *f)
 {
-	int d;
-
-	for (d = 0; d < 3; d++) {
-		util_free(f->pos[d]);
-		util_free(f->vel[d]);
-		util_free(f->pos_next[d]);
-		util_free(f->vel_next[d]);
-	}
-	for (d = 0; d < 3; d++) {
-		util_free(f->hue[d]);
-		util_free(f->hue_next[d]);
-	}
-	util_free(f->id);
-	util_free(f->id_next);
+	util_free(f->block);
 	util_free(f->live);
 	util_free(f->rank);
 	util_free(f->park_id);

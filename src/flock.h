@@ -54,6 +54,9 @@ struct flock {
 	size_t n_parked;
 	uint32_t *park_id;
 	float *park;
+	/* The one allocation that pos, vel, hue, id and their _next hold
+	 * slices of (flock_init_part). */
+	void *block;
 };
 
 #define FLOCK_PARK_FIELDS 9

@@ -11,8 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* From this size a zeroed array is mapped, not allocated and cleared. */
+/* From this size an array is mapped, not allocated (and cleared). */
 #define UTIL_MAP_MIN ((size_t)1 << 20)
+/* Transparent huge pages: the 2 MiB pages the kernel may back a mapping with. */
+#define UTIL_HUGE ((size_t)2 << 20)
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 {
@@ -53,11 +55,35 @@ struct util_block {
 	int mapped;    /* from mmap (zeroed by the system), else posix_memalign */
 };
 
-static void *alloc_aligned(size_t n, size_t size, int zero, struct util_err *err)
+/* Ask for huge pages on the whole 2 MiB pages inside a mapping, never on
+ * its partial ends: a huge page is resident whole from its first touch,
+ * so one at an array's end would cost memory the array never uses. The grid
+ * build's gathers and the output's id order read the big arrays in random
+ * order, and with 4 KiB pages most of those reads also miss the TLB (where
+ * the kernel leaves huge pages to madvise, as Debian's does). Measured in
+ * docs/PERFORMANCE.md, 2026-12-06. Advice only: where the kernel has no
+ * huge pages, or refuses, nothing changes. */
+static void advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t a = (uintptr_t)p, lo, hi;
+
+	lo = (a + UTIL_HUGE - 1) / UTIL_HUGE * UTIL_HUGE;
+	hi = (a + len) / UTIL_HUGE * UTIL_HUGE;
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
+static void *alloc_aligned(size_t n, size_t size, int zero, int huge, struct util_err *err)
 {
 	size_t bytes;
 	void *p = NULL;
 	struct util_block *b;
+	int mapped;
 
 	if (util_mul_size(n, size, &bytes) != 0 || bytes > SIZE_MAX - 3 * UTIL_ALIGN) {
 		util_err_set(err, "allocation of %zu x %zu bytes overflows", n, size);
@@ -72,13 +98,16 @@ static void *alloc_aligned(size_t n, size_t size, int zero, struct util_err *err
 	 * resident until written: room sized for the worst case (a population
 	 * schedule's capacity, a process's room for the whole flock in a split
 	 * run) costs memory only for the part in use, where a memset would
-	 * touch it all. */
-	if (zero && bytes >= UTIL_MAP_MIN) {
+	 * touch it all; and a mapping can be given huge pages. */
+	mapped = zero && bytes >= UTIL_MAP_MIN;
+	if (mapped) {
 		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			util_err_set(err, "out of memory allocating %zu bytes", bytes);
 			return NULL;
 		}
+		if (huge)
+			advise_huge(p, bytes);
 	} else if (posix_memalign(&p, UTIL_ALIGN, bytes) != 0) {
 		util_err_set(err, "out of memory allocating %zu bytes", bytes);
 		return NULL;
@@ -87,18 +116,23 @@ static void *alloc_aligned(size_t n, size_t size, int zero, struct util_err *err
 	}
 	b = p;
 	b->bytes = bytes;
-	b->mapped = zero && bytes >= UTIL_MAP_MIN;
+	b->mapped = mapped;
 	return (char *)p + UTIL_ALIGN;
 }
 
 void *util_alloc(size_t n, size_t size, struct util_err *err)
 {
-	return alloc_aligned(n, size, 1, err);
+	return alloc_aligned(n, size, 1, 0, err);
+}
+
+void *util_alloc_huge(size_t n, size_t size, struct util_err *err)
+{
+	return alloc_aligned(n, size, 1, 1, err);
 }
 
 void *util_alloc_raw(size_t n, size_t size, struct util_err *err)
 {
-	return alloc_aligned(n, size, 0, err);
+	return alloc_aligned(n, size, 0, 0, err);
 }
 
 void util_free(void *p)
@@ -120,7 +154,7 @@ static int reserve(void *pp, size_t *cap, size_t n, int zero, struct util_err *e
 
 	if (*p != NULL && *cap >= n)
 		return 0;
-	np = alloc_aligned(n, 1, zero, err);
+	np = alloc_aligned(n, 1, zero, 0, err);
 	if (np == NULL)
 		return -1;
 	util_free(*p);

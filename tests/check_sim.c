@@ -116,6 +116,62 @@ START_TEST(test_invariants_every_step)
 }
 END_TEST
 
+/* The per-boid arrays are slices of one block (flock_init_part): each
+ * starts on a cache line, none overlaps another, and each ends in
+ * RULES_LANES slots of zeros that the neighbour loop reads past the last
+ * boid, also after steps have swapped the current and spare arrays. */
+START_TEST(test_flock_layout)
+{
+	const char *text = "{\"dimensions\": 3, \"count\": 300, \"steps\": 3, \"seed\": 2,"
+			   "\"hue\": {\"spin\": 0.5},"
+			   "\"bounds\": {\"min\": [0, 0, 0], \"max\": [10, 10, 10]}}";
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	const char *lo[32], *hi[32];
+	int d, a, b, na = 0;
+	size_t k, room;
+
+	load_ok(text, &sc);
+	ck_assert_int_eq(sc.hue_spin_on, 1);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
+	sim_step(&s);
+	sim_step(&s);
+	room = (s.flock.cap + RULES_LANES) * sizeof(float);
+	for (d = 0; d < 3; d++) {
+		const float *f[4] = {s.flock.pos[d], s.flock.vel[d], s.flock.pos_next[d],
+				     s.flock.vel_next[d]};
+
+		for (a = 0; a < 4; a++) {
+			lo[na] = (const char *)f[a];
+			hi[na++] = (const char *)f[a] + room;
+		}
+		for (a = 0; a < 2; a++) {
+			const float *h = a ? s.flock.hue_next[d] : s.flock.hue[d];
+
+			lo[na] = (const char *)h;
+			hi[na++] = (const char *)h + room;
+		}
+	}
+	lo[na] = (const char *)s.flock.id;
+	hi[na++] = (const char *)(s.flock.id + s.flock.cap);
+	lo[na] = (const char *)s.flock.id_next;
+	hi[na++] = (const char *)(s.flock.id_next + s.flock.cap);
+	for (a = 0; a < na; a++) {
+		ck_assert_ptr_nonnull(lo[a]);
+		ck_assert_msg((uintptr_t)lo[a] % UTIL_ALIGN == 0, "array %d not aligned", a);
+		for (b = 0; b < a; b++)
+			ck_assert_msg(hi[a] <= lo[b] || hi[b] <= lo[a], "arrays %d and %d overlap", a, b);
+	}
+	for (a = 0; a < na - 2; a++)
+		for (k = s.flock.cap; k < s.flock.cap + RULES_LANES; k++)
+			ck_assert_msg(((const float *)(const void *)lo[a])[k] == 0.0f,
+				      "array %d: padding slot %zu is not zero", a, k);
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
 /* sim_check itself must catch what it is for. */
 START_TEST(test_invariant_check_catches)
 {
@@ -334,6 +390,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, test_thread_count_invariance, 0, 8);
 	tcase_add_loop_test(tc, test_invariants_every_step, 0, 8);
 	tcase_add_test(tc, test_invariant_check_catches);
+	tcase_add_test(tc, test_flock_layout);
 	tcase_add_loop_test(tc, test_numerical_safety, 0, 4);
 	tcase_add_test(tc, test_flocking_emerges);
 	tcase_add_test(tc, test_polarization_values);
