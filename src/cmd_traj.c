@@ -46,6 +46,13 @@ static int is_input(const char *in, const char *path)
 	return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 }
 
+/* The status for a trajectory that cannot be read: bad input, 2, as for a
+ * scenario that cannot be read; 1 when memory ran out. */
+static int input_status(const struct util_err *err)
+{
+	return err->no_memory ? 1 : EXIT_USAGE;
+}
+
 static int usage_error(const char *cmd, const char *what, const char *arg)
 {
 	char line[4096];
@@ -252,7 +259,7 @@ int cmd_info(int argc, char **argv)
 		{"scenario", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r;
 	const struct traj_header *h;
 	struct frame_bufs fb = {0};
@@ -282,7 +289,7 @@ int cmd_info(int argc, char **argv)
 	r = traj_reader_open(argv[optind], &err);
 	if (r == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
-		return 1;
+		return input_status(&err);
 	}
 	h = traj_reader_header(r);
 	if (only_scenario) {
@@ -352,7 +359,7 @@ int cmd_info(int argc, char **argv)
 	}
 	traj_reader_digest(r, digest);
 	printf("digest:      sha256:%s\n", digest);
-	status = rc == 0 || traj_reader_cut(r) ? 0 : 1;
+	status = rc == 0 || traj_reader_cut(r) ? 0 : input_status(&err);
 	if (cmd_stdout_flush() != 0)
 		status = 1;
 out:
@@ -364,7 +371,7 @@ out:
 
 int cmd_verify(int argc, char **argv)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r;
 	const struct traj_header *h;
 	struct frame_bufs fb = {0};
@@ -375,9 +382,9 @@ int cmd_verify(int argc, char **argv)
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		puts("Usage: boidsim verify FILE\n"
 		     "Check a trajectory's structure, every frame's CRC and what the frames\n"
-		     "hold. Exit 0 when the file is whole, 1 with the first bad frame named\n"
-		     "when it is damaged, 3 when it ends early after whole frames (cut short,\n"
-		     "or no end record: a killed run).");
+		     "hold. Exit 0 when the file is whole, 2 with the first bad frame named\n"
+		     "when it is damaged or cannot be read, 3 when it ends early after whole\n"
+		     "frames (cut short, or no end record: a killed run).");
 		return 0;
 	}
 	for (c = 1; c < argc; c++)
@@ -388,7 +395,7 @@ int cmd_verify(int argc, char **argv)
 	r = traj_reader_open(argv[1], &err);
 	if (r == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
-		return 1;
+		return input_status(&err);
 	}
 	h = traj_reader_header(r);
 	rc = read_all(r, &fb, &as, &err);
@@ -402,6 +409,7 @@ int cmd_verify(int argc, char **argv)
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		printf("%s: damaged after %" PRIu64 " whole frames\n", argv[1],
 		       traj_reader_frames(r));
+		status = input_status(&err);
 		goto out;
 	}
 	if (h->format == TRAJ_BIN && !traj_reader_ended(r, &st)) {
@@ -579,7 +587,7 @@ int cmd_convert(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	const char *out = NULL, *format = NULL, *frames = NULL, *ids_arg = NULL;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r = NULL;
 	struct traj_writer *w = NULL;
 	const struct traj_header *h;
@@ -646,7 +654,7 @@ int cmd_convert(int argc, char **argv)
 	r = traj_reader_open(argv[optind], &err);
 	if (r == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
-		return 1;
+		return input_status(&err);
 	}
 	h = traj_reader_header(r);
 	if (ids_arg && (parse_id_ranges(ids_arg, &ranges, &nranges, bad, sizeof bad) != 0 ||
@@ -678,6 +686,7 @@ int cmd_convert(int argc, char **argv)
 	indexed = frames && !salvage ? traj_reader_load_index(r, &err) : 0;
 	if (indexed < 0) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
+		status = input_status(&err);
 		goto out;
 	}
 	for (kf = 0;; kf++) {
@@ -738,7 +747,9 @@ int cmd_convert(int argc, char **argv)
 		written++;
 	}
 	if (rc != 0) {
+		/* the input's: a failed write left the loop for out */
 		fprintf(stderr, "boidsim: %s\n", err.msg);
+		status = input_status(&err);
 		goto out;
 	}
 	/* A CSV's count is its frames', so one of no frames could not be read

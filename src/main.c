@@ -431,7 +431,7 @@ static void fail_run(void *user, const char *msg)
  * The library calls MPI from the thread that called it only. */
 static int start_mpi(int *argc, char ***argv)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	int provided, size;
 
 	if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK"))
@@ -516,7 +516,7 @@ static void mute_others(int mute)
 static int run(struct options *o)
 {
 	struct run_result res;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	char generator[64];
 	int status;
 

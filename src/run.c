@@ -414,7 +414,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	uint64_t on_disk = UINT64_MAX; /* the step of the checkpoint on disk, if any */
 	struct metrics met;
 	struct outfile mout = {0};
-	struct util_err aerr = {{0}};
+	struct util_err aerr = {0};
 	double t0, last = 0, t_out = 0;
 
 	memset(res, 0, sizeof *res);
@@ -611,7 +611,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			/* The metrics are whole: without a checkpoint to resume
 			 * from, they still take their name (its error, if any, is
 			 * the trajectory's second). */
-			struct util_err merr = {{0}};
+			struct util_err merr = {0};
 
 			if (met_ok && writer && on_disk == UINT64_MAX &&
 			    (stopped ? outfile_commit_partial(&mout, &merr) :

@@ -586,7 +586,7 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 		return -1;
 	}
 	for (;;) {
-		struct util_err scan = {{0}};
+		struct util_err scan = {0};
 
 		rc = csv_next_line(r, &scan);
 		if (rc < 0 && spool) {
@@ -757,7 +757,7 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 	r->first_pending = 1;
 	return alloc_buffers(r, err);
 oom:
-	util_err_set(err, "out of memory");
+	util_err_no_memory(err);
 	return -1;
 }
 
@@ -1015,7 +1015,7 @@ static int reserve_streams(struct traj_reader *r, struct util_err *err)
 		return 0;
 	zs = calloc((size_t)n, sizeof *zs);
 	if (zs == NULL) {
-		util_err_set(err, "out of memory");
+		util_err_no_memory(err);
 		return -1;
 	}
 	/* > 0, not != 0: gcc then knows the size is not a negative count
@@ -1873,7 +1873,7 @@ static struct traj_reader *reader_open(const char *path, int fd, int regular, co
 	int got, sfd = fd;
 
 	if (r == NULL) {
-		util_err_set(err, "out of memory");
+		util_err_no_memory(err);
 		if (fd >= 0)
 			close(fd);
 		return NULL;
@@ -1883,7 +1883,7 @@ static struct traj_reader *reader_open(const char *path, int fd, int regular, co
 	r->name = name;
 	r->regular_fd = !path && regular;
 	if (path && !(r->path = strdup(path))) {
-		util_err_set(err, "out of memory");
+		util_err_no_memory(err);
 		goto fail;
 	}
 	r->md = EVP_MD_CTX_new();

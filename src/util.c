@@ -40,6 +40,13 @@ void util_err_set(struct util_err *err, const char *fmt, ...)
 	err->msg[o] = '\0';
 }
 
+void util_err_no_memory(struct util_err *err)
+{
+	util_err_set(err, "out of memory");
+	if (err != NULL)
+		err->no_memory = 1;
+}
+
 int util_mul_size(size_t n, size_t size, size_t *out)
 {
 	if (size != 0 && n > SIZE_MAX / size)
@@ -104,12 +111,16 @@ static void *alloc_aligned(size_t n, size_t size, int zero, int huge, struct uti
 		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			util_err_set(err, "out of memory allocating %zu bytes", bytes);
+			if (err != NULL)
+				err->no_memory = 1;
 			return NULL;
 		}
 		if (huge)
 			advise_huge(p, bytes);
 	} else if (posix_memalign(&p, UTIL_ALIGN, bytes) != 0) {
 		util_err_set(err, "out of memory allocating %zu bytes", bytes);
+		if (err != NULL)
+			err->no_memory = 1;
 		return NULL;
 	} else if (zero) {
 		memset(p, 0, bytes);

@@ -16,10 +16,16 @@
 
 struct util_err {
 	char msg[UTIL_ERR_MAX];
+	/* Set, and never cleared by util_err_set, when the failure was memory
+	 * running out (util_err_no_memory) rather than the input: the
+	 * commands exit 1 then, and 2 for bad input. */
+	int no_memory;
 };
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* "out of memory", and no_memory set. */
+void util_err_no_memory(struct util_err *err);
 
 /* n * size with overflow check; returns 0 and sets *out, or -1. */
 int util_mul_size(size_t n, size_t size, size_t *out);

@@ -832,7 +832,7 @@ END_TEST
 START_TEST(test_bad_behaviour_keys)
 {
 	struct scenario sc;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	const struct bad *b = &BAD[_i];
 
 	ck_assert_msg(scenario_load_string("t.json", b->text, strlen(b->text), NULL, 0, &sc,

@@ -20,7 +20,7 @@ static double run_file(const char *file, const char *const *over, double *millin
 	struct sim s;
 	struct metrics m;
 	struct metrics_row row;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct scenario_override ov[5];
 	uint64_t t;
 	int n = 0;

@@ -331,7 +331,7 @@ START_TEST(test_index_same_updates)
 {
 	struct scenario sc;
 	struct rules_params rp;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct scenario_override ov = {SAME_CASES[_i][1], NULL};
 	const struct obstacle_index *ix;
 	int t, d, dims, moved = 0;

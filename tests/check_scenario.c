@@ -12,7 +12,7 @@ static int load_err(const char *text, size_t len, const struct scenario_override
 		    int n_ov, char *msg)
 {
 	struct scenario sc;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	int rc = scenario_load_string("t.json", text, len, ov, n_ov, &sc, &err);
 
 	if (rc == 0)
@@ -193,7 +193,7 @@ END_TEST
 START_TEST(test_overrides)
 {
 	struct scenario sc;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	const char *text = "{" BASE2 "}";
 	struct scenario_override ov[] = {
 		{"steps=7", NULL}, {"bounds.mode=reflect", NULL}, {"bounds.max[1]=50", NULL},
@@ -329,7 +329,7 @@ END_TEST
 START_TEST(test_load_file_errors)
 {
 	struct scenario sc;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 
 	ck_assert_int_ne(scenario_load_file("/nonexistent/x.json", NULL, 0, &sc, &err), 0);
 	ck_assert_str_eq(err.msg, "/nonexistent/x.json: cannot open: No such file or directory");

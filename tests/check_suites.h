@@ -24,7 +24,7 @@ Suite *reduce_suite(void);
 /* Loads a scenario from text, failing the test with the loader's message. */
 static inline void load_ok(const char *text, struct scenario *sc)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	int rc = scenario_load_string("t.json", text, strlen(text), NULL, 0, sc, &err);
 
 	ck_assert_msg(rc == 0, "scenario rejected: %s", err.msg);

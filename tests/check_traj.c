@@ -246,7 +246,7 @@ static long file_size(const char *path)
 static int count_frames(const char *path, int *rc_out, char *msg)
 {
 	struct traj_reader *r;
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	float *f[TRAJ_FIELDS_MAX];
 	uint64_t step;
 	int d, n = 0, rc;
@@ -327,7 +327,7 @@ struct frames {
 
 static void load_frames(const char *path, struct frames *fr, int keep)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r = open_reader(path, &err);
 	float *f[TRAJ_FIELDS_MAX] = {0};
 	uint64_t step;
@@ -915,7 +915,7 @@ static void make_agents(struct agframe *fr, int k, int dims, int hue)
 static void write_agents(const char *path, enum traj_format fmt, int dims, int hue,
 			 double precision, uint32_t interval, const struct agframe *fr, int nframes)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_writer *w = open_writer(path, fmt, dims, hue, TRAJ_FLAG_AGENTS, AG_MAX, 7,
 						 "test", "{\"seed\": 7}", 1, precision, &err);
 	int k, f;
@@ -941,7 +941,7 @@ static void write_agents(const char *path, enum traj_format fmt, int dims, int h
 static struct traj_reader *read_agents(const char *path, struct agframe *fr, int *nframes,
 				       char digest[TRAJ_DIGEST_HEX], int keep)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r = open_reader(path, &err);
 	int rc, f;
 
@@ -1009,7 +1009,7 @@ START_TEST(test_agents_round_trip)
 	const uint32_t interval = 4;
 	struct agframe *fr = calloc(AG_FRAMES, sizeof *fr), *got = calloc(2 * AG_FRAMES, sizeof *got);
 	char digest[4][TRAJ_DIGEST_HEX], d2[TRAJ_DIGEST_HEX], line[128];
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r;
 	size_t most = 0;
 	int k, j, n, changes = 0, f;
@@ -1152,7 +1152,7 @@ START_TEST(test_agents_empty_frames)
 	assert_same_agents(&fr[3], &got[1], 2, 5, 0, "CSV without the frames of no agents");
 	/* a file without the flag, read with the agents call */
 	{
-		struct util_err err = {{0}};
+		struct util_err err = {0};
 		struct traj_reader *r;
 		float *v[TRAJ_FIELDS_MAX] = {0};
 		uint32_t id[60], group[60];
@@ -1183,7 +1183,7 @@ END_TEST
 /* The writer refuses agents it cannot store as the format says. */
 START_TEST(test_agents_writer_refuses)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_writer *w;
 	struct agframe fr;
 	float *v[TRAJ_FIELDS_MAX] = {0};
@@ -1325,7 +1325,7 @@ static long agents_header(unsigned char *b, uint32_t flags)
 /* Reads the file of b: the frames read, and the error (rc -1, -2 at open). */
 static int read_built(const unsigned char *b, long len, int *rc, char *msg)
 {
-	struct util_err err = {{0}};
+	struct util_err err = {0};
 	struct traj_reader *r;
 	float x[4][8], *v[TRAJ_FIELDS_MAX] = {x[0], x[1], x[2], x[3]};
 	uint32_t id[8], g[8];
@@ -1430,7 +1430,7 @@ START_TEST(test_agents_reader_refuses)
 
 		for (i = 0; i < 2; i++) {
 			FILE *fp = fopen(path_in("bad.csv"), "w");
-			struct util_err err = {{0}};
+			struct util_err err = {0};
 			struct traj_reader *r;
 			float x[4][8], *v[TRAJ_FIELDS_MAX] = {x[0], x[1], x[2], x[3]};
 			uint32_t id[8], g[8];
@@ -1509,7 +1509,7 @@ START_TEST(test_predict_exact)
 		c[N + 200] += 50.0f;
 	}
 	for (pass = 0; pass < 2; pass++) {
-		struct util_err err = {{0}};
+		struct util_err err = {0};
 		struct traj_writer *w = open_writer(path_in("p.bin"), TRAJ_BIN, 2, 0, 0, N, 1,
 						    "boidsim test", "{\"seed\": 1}", 1, 0, &err);
 		struct frames got;
@@ -1652,6 +1652,35 @@ START_TEST(test_chunks_are_deflates)
 }
 END_TEST
 
+/* The commands exit 2 for a trajectory that cannot be read and 1 when
+ * memory ran out (cmd_traj.c's input_status): the error buffer tells them
+ * apart. */
+START_TEST(test_error_kinds)
+{
+	char path[] = "/tmp/check_traj_junk_XXXXXX";
+	struct util_err err = {0};
+	void *p;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "not a trajectory\n", 17), 17);
+	close(fd);
+	ck_assert_ptr_null(traj_reader_open(path, &err));
+	ck_assert_msg(strstr(err.msg, "not a boidsim trajectory") != NULL, "%s", err.msg);
+	ck_assert_int_eq(err.no_memory, 0);
+	unlink(path);
+	/* a size that overflows is the input's fault, not the memory's */
+	ck_assert_ptr_null(util_alloc(SIZE_MAX / 2, 4, &err));
+	ck_assert_int_eq(err.no_memory, 0);
+	/* no address space holds 2^62 bytes (a zeroed array: mmap, which
+	 * fails; malloc's would abort under AddressSanitizer) */
+	p = util_alloc((size_t)1 << 62, 1, &err);
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(err.no_memory, 1);
+	ck_assert_msg(strstr(err.msg, "out of memory") != NULL, "%s", err.msg);
+}
+END_TEST
+
 START_TEST(test_format_names)
 {
 	enum traj_format f;
@@ -1694,6 +1723,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_noise_chunks);
 	tcase_add_test(tc, test_chunks_are_deflates);
 	tcase_add_test(tc, test_predict_exact);
+	tcase_add_test(tc, test_error_kinds);
 	suite_add_tcase(s, tc);
 	return s;
 }

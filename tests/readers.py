@@ -28,9 +28,9 @@ def c_verdict(boidsim, path):
         return "ok %s" % words[words.index("ok:") + 1]
     if p.returncode == 3 and ": incomplete: " in out:
         return "incomplete %s" % words[words.index("incomplete:") + 1]
-    if p.returncode == 1 and ": damaged after " in out:
+    if p.returncode == 2 and ": damaged after " in out:
         return "damaged %s" % words[words.index("after") + 1]
-    if p.returncode == 1 and not out:
+    if p.returncode == 2 and not out:
         return "damaged 0"          # refused when opened
     return "exit %d: %s %s" % (p.returncode, out, p.stderr.strip())
 
@@ -284,7 +284,7 @@ def hostile(boidsim, work, args):
         said = (p.stdout + p.stderr).strip()
         if p.returncode != int(status) or not re.search(pattern, said):
             bad.append("%s: boidsim verify exit %d, said: %s" % (kind, p.returncode, said))
-        want = {0: "ok", 1: "damaged", 3: "incomplete"}[int(status)]
+        want = {0: "ok", 2: "damaged", 3: "incomplete"}[int(status)]
         if py_verdict(path).split()[0] != want:
             bad.append("%s: python says %s, boidsim %s" % (kind, py_verdict(path), want))
     for line in bad:
