@@ -37,11 +37,10 @@ int util_mul_size(size_t n, size_t size, size_t *out);
 void *util_alloc(size_t n, size_t size, struct util_err *err);
 void util_free(void *p);
 /* util_alloc for the per-boid arrays that are read in random order (the
- * grid build's gathers, the output's id order): the whole 2 MiB pages
- * inside the array are offered to the kernel as transparent huge pages,
- * which cut the TLB misses of those reads. A huge page is resident whole
- * from its first touch, so room beyond the part in use may cost up to
- * 2 MiB an array. */
+ * grid build's gathers): the whole 2 MiB pages inside the array are
+ * offered to the kernel as transparent huge pages, which cut the TLB
+ * misses of those reads. A huge page is resident whole from its first
+ * touch, so room beyond the part in use may cost up to 2 MiB an array. */
 void *util_alloc_huge(size_t n, size_t size, struct util_err *err);
 
 /* The same, not zeroed: for arrays that are always written before they are
