@@ -241,7 +241,7 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 	const size_t all = (size_t)sc->count, cap = (size_t)sc->capacity;
 	/* the ids part, part + parts, ...: slot i holds id part + i parts */
 	const size_t n = all / parts + (part < all % parts);
-	size_t i, stride;
+	size_t i, stride, slices;
 	uint64_t crowded = 0;
 	int d, dims = sc->dims;
 	struct bounds box;
@@ -258,16 +258,22 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 	/* Every per-boid array is a slice of one block, so that the block's
 	 * whole huge pages (util_alloc_huge) cover all of them but the block's
 	 * two ends; separate arrays of a few MiB each would leave a partial
-	 * huge page at each array's end on small pages. RULES_LANES slots of
-	 * padding end each slice (zeros, never written): the neighbour loop
-	 * reads whole groups of lanes and masks the slots past the end. */
+	 * huge page at each array's end on small pages. Huge pages only where
+	 * every slice is in use to its end: with room for more boids (a
+	 * population schedule's capacity, a part of a split run) the huge page
+	 * holding a slice's last boid would be resident whole, up to 2 MiB a
+	 * slice beyond the part in use. RULES_LANES slots of padding end each
+	 * slice (zeros, never written): the neighbour loop reads whole groups
+	 * of lanes and masks the slots past the end. */
 	if (util_mul_size(f->cap + RULES_LANES, sizeof(float), &stride) != 0 ||
 	    stride > SIZE_MAX - UTIL_ALIGN) {
 		util_err_set(err, "room for %zu boids overflows", f->cap);
 		goto fail;
 	}
 	stride = (stride + UTIL_ALIGN - 1) / UTIL_ALIGN * UTIL_ALIGN;
-	if (!(f->block = util_alloc_huge((size_t)(4 * dims + 2 * f->hue_fields + 2), stride, err)))
+	slices = (size_t)(4 * dims + 2 * f->hue_fields + 2);
+	f->block = f->cap == n ? util_alloc_huge(slices, stride, err) : util_alloc(slices, stride, err);
+	if (f->block == NULL)
 		goto fail;
 	at = f->block;
 	for (d = 0; d < dims; d++) {
