@@ -50,7 +50,7 @@ static int is_input(const char *in, const char *path)
  * scenario that cannot be read; 1 when memory ran out. */
 static int input_status(const struct util_err *err)
 {
-	return err->no_memory ? 1 : EXIT_USAGE;
+	return err->not_input ? 1 : EXIT_USAGE;
 }
 
 static int usage_error(const char *cmd, const char *what, const char *arg)

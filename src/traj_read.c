@@ -564,6 +564,14 @@ static int csv_step(const char *line, uint64_t *step)
 	return *end == ',' && errno == 0 ? 0 : -1;
 }
 
+/* A failure of the local temporary copy of a pipe is the system's, not the
+ * input's (util.h's not_input). */
+static void spool_failed(struct util_err *err)
+{
+	if (err != NULL)
+		err->not_input = 1;
+}
+
 /* CSV with agents: one pass over the frames (runs of lines with one step)
  * to learn the largest, which is the count the caller's arrays must hold;
  * then back to the first frame. A regular file is rewound; anything else
@@ -583,6 +591,7 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 	if (!rewind_ok && !(spool = tmpfile())) {
 		util_err_set(err, "%s: cannot make a temporary file to read a pipe of agents: %s",
 			     r->name, strerror(errno));
+		spool_failed(err);
 		return -1;
 	}
 	for (;;) {
@@ -599,6 +608,7 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 		if (spool && fprintf(spool, "%s\n", r->line) < 0) {
 			util_err_set(err, "%s: cannot copy into a temporary file: %s", r->name,
 				     strerror(errno));
+			spool_failed(err);
 			fclose(spool);
 			return -1;
 		}
@@ -637,6 +647,7 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 	if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
 		util_err_set(err, "%s: cannot read back a temporary file: %s", r->name,
 			     strerror(errno));
+		spool_failed(err);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -646,6 +657,7 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 	if (r->gz == NULL) {
 		close(fd);
 		util_err_set(err, "%s: cannot read back a temporary file", r->name);
+		spool_failed(err);
 		return -1;
 	}
 	gzbuffer(r->gz, 1 << 17);

@@ -44,7 +44,7 @@ void util_err_no_memory(struct util_err *err)
 {
 	util_err_set(err, "out of memory");
 	if (err != NULL)
-		err->no_memory = 1;
+		err->not_input = 1;
 }
 
 int util_mul_size(size_t n, size_t size, size_t *out)
@@ -112,7 +112,7 @@ static void *alloc_aligned(size_t n, size_t size, int zero, int huge, struct uti
 		if (p == MAP_FAILED) {
 			util_err_set(err, "out of memory allocating %zu bytes", bytes);
 			if (err != NULL)
-				err->no_memory = 1;
+				err->not_input = 1;
 			return NULL;
 		}
 		if (huge)
@@ -120,7 +120,7 @@ static void *alloc_aligned(size_t n, size_t size, int zero, int huge, struct uti
 	} else if (posix_memalign(&p, UTIL_ALIGN, bytes) != 0) {
 		util_err_set(err, "out of memory allocating %zu bytes", bytes);
 		if (err != NULL)
-			err->no_memory = 1;
+			err->not_input = 1;
 		return NULL;
 	} else if (zero) {
 		memset(p, 0, bytes);

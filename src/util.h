@@ -16,15 +16,16 @@
 
 struct util_err {
 	char msg[UTIL_ERR_MAX];
-	/* Set, and never cleared by util_err_set, when the failure was memory
-	 * running out (util_err_no_memory) rather than the input: the
-	 * commands exit 1 then, and 2 for bad input. */
-	int no_memory;
+	/* Set, and never cleared by util_err_set, when the failure was the
+	 * system's rather than the input's (memory ran out, a local temporary
+	 * file could not be written): the commands exit 1 then, and 2 for bad
+	 * input. */
+	int not_input;
 };
 
 void util_err_set(struct util_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* "out of memory", and no_memory set. */
+/* "out of memory", and not_input set. */
 void util_err_no_memory(struct util_err *err);
 
 /* n * size with overflow check; returns 0 and sets *out, or -1. */

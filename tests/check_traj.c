@@ -1667,16 +1667,16 @@ START_TEST(test_error_kinds)
 	close(fd);
 	ck_assert_ptr_null(traj_reader_open(path, &err));
 	ck_assert_msg(strstr(err.msg, "not a boidsim trajectory") != NULL, "%s", err.msg);
-	ck_assert_int_eq(err.no_memory, 0);
+	ck_assert_int_eq(err.not_input, 0);
 	unlink(path);
 	/* a size that overflows is the input's fault, not the memory's */
 	ck_assert_ptr_null(util_alloc(SIZE_MAX / 2, 4, &err));
-	ck_assert_int_eq(err.no_memory, 0);
+	ck_assert_int_eq(err.not_input, 0);
 	/* no address space holds 2^62 bytes (a zeroed array: mmap, which
 	 * fails; malloc's would abort under AddressSanitizer) */
 	p = util_alloc((size_t)1 << 62, 1, &err);
 	ck_assert_ptr_null(p);
-	ck_assert_int_eq(err.no_memory, 1);
+	ck_assert_int_eq(err.not_input, 1);
 	ck_assert_msg(strstr(err.msg, "out of memory") != NULL, "%s", err.msg);
 }
 END_TEST
