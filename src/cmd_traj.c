@@ -362,6 +362,10 @@ int cmd_info(int argc, char **argv)
 	status = rc == 0 || traj_reader_cut(r) ? 0 : input_status(&err);
 	if (cmd_stdout_flush() != 0)
 		status = 1;
+	/* a damaged file's exit 2 (or 1) comes with its reason on standard
+	 * error too, as every other command's does */
+	if (rc != 0 && !traj_reader_cut(r))
+		fprintf(stderr, "boidsim: %s\n", err.msg);
 out:
 	free_bufs(&fb);
 	util_free(as.pred);
@@ -601,6 +605,7 @@ int cmd_convert(int argc, char **argv)
 	int c, rc, status = 1, indexed, salvage = 0, lost = 0, agents;
 	/* room for the version and both notes, so that " (converted)" is
 	 * never cut off */
+	char cut[UTIL_ERR_MAX] = ""; /* where a cut input ends, when it does */
 	char bad[128], generator[sizeof PACKAGE_VERSION + sizeof BRUTE + sizeof CONVERTED + 16];
 
 	opterr = 0;
@@ -704,9 +709,9 @@ int cmd_convert(int argc, char **argv)
 			rc = read_into(r, NULL, &step, &in, &err);
 		}
 		if (rc < 0 && !indexed && traj_reader_cut(r)) {
-			/* a killed run's last record: keep every whole frame */
-			fprintf(stderr, "boidsim: warning: %s; converted the whole frames before it\n",
-				err.msg);
+			/* a killed run's last record: keep every whole frame (said
+			 * below, once it is known whether there was one) */
+			snprintf(cut, sizeof cut, "%s", err.msg);
 			lost = 1;
 			rc = 0;
 			break;
@@ -755,13 +760,21 @@ int cmd_convert(int argc, char **argv)
 	/* A CSV's count is its frames', so one of no frames could not be read
 	 * back: refused, where a binary file of none is a valid file. */
 	if (written == 0 && fmt != TRAJ_BIN) {
-		fprintf(stderr, "boidsim: %s: no frames to write%s; a CSV of none could not be "
-			"read back%s\n", out,
-			frames || ids_arg ? " (--frames or --ids selected none)" : "",
-			strcmp(out, "-") != 0 ? ", so nothing was written" : "");
+		if (cut[0]) /* one line, the input's: where it is cut */
+			fprintf(stderr, "boidsim: %s: no whole frame to convert%s; a CSV of none "
+				"could not be read back%s\n", cut,
+				frames || ids_arg ? " among those --frames or --ids select" : "",
+				strcmp(out, "-") != 0 ? ", so nothing was written" : "");
+		else
+			fprintf(stderr, "boidsim: %s: no frames to write%s; a CSV of none could not "
+				"be read back%s\n", out,
+				frames || ids_arg ? " (--frames or --ids selected none)" : "",
+				strcmp(out, "-") != 0 ? ", so nothing was written" : "");
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (cut[0])
+		fprintf(stderr, "boidsim: warning: %s; converted the whole frames before it\n", cut);
 	/* A binary copy of an unfinished run says so too, and so does one
 	 * that lost frames of its input (a cut CSV, a damaged frame). */
 	if (fmt == TRAJ_BIN && (lost || (h->format == TRAJ_BIN &&
