@@ -603,9 +603,9 @@ int cmd_convert(int argc, char **argv)
 	enum traj_format fmt;
 	enum traj_status st = TRAJ_COMPLETE;
 	int c, rc, status = 1, indexed, salvage = 0, lost = 0, agents;
+	char cut[UTIL_ERR_MAX] = ""; /* where a cut input ends, when it does */
 	/* room for the version and both notes, so that " (converted)" is
 	 * never cut off */
-	char cut[UTIL_ERR_MAX] = ""; /* where a cut input ends, when it does */
 	char bad[128], generator[sizeof PACKAGE_VERSION + sizeof BRUTE + sizeof CONVERTED + 16];
 
 	opterr = 0;
