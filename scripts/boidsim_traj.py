@@ -1140,7 +1140,13 @@ class CsvTrajectory(_Trajectory):
         self._first_cut = False     # cut inside the first frame
         try:
             self._read_head(path, compressed)
-        except (UnicodeDecodeError, EOFError, OSError, zlib.error) as e:
+        except UnicodeDecodeError as e:
+            # (the offset within the decoder's chunk is not the file's)
+            raise TrajectoryError("%s: not a boidsim CSV trajectory: a byte that is not text"
+                                  " (0x%02x)%s" % (path, e.object[e.start],
+                                                   "; it is a binary trajectory, to be named .bin"
+                                                   if e.object[:len(MAGIC)] == MAGIC else ""))
+        except (EOFError, OSError, zlib.error) as e:
             raise TrajectoryError("%s: not a boidsim CSV trajectory: %s" % (path, e))
 
     def _read_head(self, path, compressed):
