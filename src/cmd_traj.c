@@ -296,6 +296,7 @@ int cmd_info(int argc, char **argv)
 		if (h->scenario[0] == '\0') {
 			fprintf(stderr, "boidsim: %s: a %s file embeds no scenario\n",
 				argv[optind], format_title(h->format));
+			status = EXIT_USAGE; /* the input's: nothing to print from it */
 			goto out;
 		}
 		printf("%s\n", h->scenario);
