@@ -22,6 +22,9 @@ ENV = "BOIDSIM_PYTHON"
 # starts itself again in turn.
 _AGAIN = "BOIDSIM_PYTHON_AGAIN"
 DEBIAN = "python3-numpy python3-matplotlib"
+# The fewest pixels a picture has a side: below, matplotlib's tiles and
+# the encoders fail late, with a traceback or an encoder's log.
+MIN_PIXELS = 32
 
 
 class Missing(Exception):
@@ -91,3 +94,13 @@ def need(configured=None, modules=("numpy", "matplotlib")):
     raise Missing("needs %s, which %s cannot import (%s), nor can any other Python tried "
                   "(configure's, /usr/bin/python3, python3 on PATH); set %s to a Python 3 "
                   "that has them (Debian: %s)" % (names, sys.executable, err, ENV, DEBIAN))
+
+
+def plain_text_agg():
+    """matplotlib without a display, and text drawn as written: a title or
+    a file name with two $ in it is not a formula, which matplotlib would
+    fail to parse at drawing time. Call before importing pyplot."""
+    import matplotlib
+    matplotlib.use("Agg")
+    if "text.parse_math" in matplotlib.rcParams:  # (where this matplotlib has it)
+        matplotlib.rcParams["text.parse_math"] = False
