@@ -396,8 +396,10 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	if (!(data = load(path, &size, err)))
 		return -1;
 	read_head(&r, data, size, &h, files);
+	/* (without a population schedule the flock is the scenario's count; not
+	 * f->n, which in a split run is this part's share) */
 	if (h.version != CHECKPOINT_VERSION || h.dims != (uint32_t)f->dims ||
-	    h.n > (uint64_t)f->cap || (!f->rank && h.n != (uint64_t)f->n)) {
+	    h.n > (uint64_t)f->cap || (!f->rank && h.n != s->sc->count)) {
 		util_err_set(err, "%s: checkpoint of another format version or flock size", path);
 		goto out;
 	}
