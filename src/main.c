@@ -513,6 +513,15 @@ static void mute_others(int mute)
 	}
 }
 
+/* The status of a usage error found before MPI starts, which process 0
+ * alone says (mute_others): the others end with 0, since a launcher stops
+ * the whole job when the first process fails, and process 0 might not
+ * have written its line yet. The job's status is then process 0's. */
+static int usage_status(int rc)
+{
+	return launcher_rank() > 0 ? 0 : rc;
+}
+
 static int run(struct options *o)
 {
 	struct run_result res;
@@ -614,7 +623,7 @@ static int run_main(int argc, char **argv)
 #ifdef _OPENMP
 	if (i < argc && (strcmp(argv[i], "info") == 0 || strcmp(argv[i], "verify") == 0 ||
 			 strcmp(argv[i], "convert") == 0) && env_threads_bad("set it lower"))
-		return EXIT_USAGE;
+		return usage_status(EXIT_USAGE);
 #endif
 	if (i < argc && strcmp(argv[i], "info") == 0)
 		return cmd_info(argc - i, argv + i);
@@ -626,7 +635,7 @@ static int run_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	mute_others(0);
 	if (rc != 0) {
-		rc = rc < 0 ? 0 : rc;
+		rc = rc < 0 ? 0 : usage_status(rc);
 		goto out;
 	}
 #ifdef _OPENMP
@@ -635,7 +644,7 @@ static int run_main(int argc, char **argv)
 	/* OMP_NUM_THREADS, as -j: every thread has buffers of its own, and
 	 * the runtime itself fails to start a team of 100,000 */
 	else if (env_threads_bad("give -j N")) {
-		rc = EXIT_USAGE;
+		rc = usage_status(EXIT_USAGE);
 		goto out;
 	}
 #endif
