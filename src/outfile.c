@@ -6,16 +6,25 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+/* Names tried before giving up, each of six letters or digits drawn anew
+ * (mkstemp's alphabet: 62^6 names). */
+#define OUTFILE_TRIES 100
+
 int outfile_temp(const char *path, char **tmp, struct util_err *err)
 {
+	static const char ALNUM[] = "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	mode_t mask;
-	int fd;
+	char *x;
+	int fd = -1, tries, i;
 
 	*tmp = malloc(strlen(path) + 32);
 	if (*tmp == NULL) {
@@ -24,17 +33,39 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 	}
 	memcpy(*tmp, path, dirlen);
 	sprintf(*tmp + dirlen, ".%s.tmp.XXXXXX", path + dirlen);
-	fd = mkstemp(*tmp); /* the XXXXXX become letters and digits */
+	x = *tmp + strlen(*tmp) - 6;
+	/* mkstemp's names, created as a plain open would, with mode 0666 less
+	 * the umask: mkstemp's 0600 would need the umask to be put right, and
+	 * only umask() tells it, by changing it for the whole process for a
+	 * moment (a file another thread of a program using the library made
+	 * then would get 0666). */
+	for (tries = 0; tries < OUTFILE_TRIES; tries++) {
+		unsigned char r[6];
+
+		if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+			/* (no entropy yet, or no such call: O_EXCL keeps a
+			 * guessed name safe, so the clock will do) */
+			struct timespec ts;
+			uint64_t v;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			v = ((uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u) ^
+			    ((uint64_t)getpid() << 32) ^ (uint64_t)tries * 0xbf58476d1ce4e5b9u;
+			for (i = 0; i < 6; i++, v >>= 8)
+				r[i] = (unsigned char)v;
+		}
+		for (i = 0; i < 6; i++)
+			x[i] = ALNUM[r[i] % (sizeof ALNUM - 1)];
+		fd = open(*tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
 		util_err_set(err, "%s: cannot create: %s", path, strerror(errno));
 		free(*tmp);
 		*tmp = NULL;
 		return -1;
 	}
-	/* mkstemp makes 0600; give the file the mode a plain open would. */
-	mask = umask(0);
-	umask(mask);
-	(void)fchmod(fd, 0666 & ~mask);
 	return fd;
 }
 
