@@ -418,9 +418,29 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	double t0, last = 0, t_out = 0;
 
 	memset(res, 0, sizeof *res);
+	/* Every part of a split run reads the scenario and the start file;
+	 * only part 0 has standard input, and a pipe is read once. */
+	if (ctx && ctx->parts > 1 && strcmp(o->scenario, "-") == 0) {
+		util_err_set(err, "-: a run split over processes reads the scenario in every "
+			     "process, and only the first has standard input; give its file");
+		agree(ctx, RUN_BAD_INPUT, res);
+		return RUN_BAD_INPUT;
+	}
 	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, err) != 0) {
 		agree(ctx, RUN_BAD_INPUT, res);
 		return RUN_BAD_INPUT;
+	}
+	if (ctx && ctx->parts > 1 && sc.start_file) {
+		struct stat st;
+
+		if (stat(sc.start_file, &st) == 0 && !S_ISREG(st.st_mode)) {
+			util_err_set(err, "%s: start.file is not a regular file, and a run split "
+				     "over processes reads it in every process; give a file",
+				     sc.start_file);
+			agree(ctx, RUN_BAD_INPUT, res);
+			scenario_free(&sc);
+			return RUN_BAD_INPUT;
+		}
 	}
 	if (start_load(&sc, err) != 0) {
 		agree(ctx, RUN_BAD_INPUT, res);
