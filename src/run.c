@@ -219,6 +219,22 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	return 0;
 }
 
+/* The scenario's notes (keys its model does not use), and with o, a run
+ * that keeps nothing, which is most often a forgotten -o: said once the
+ * setup has gone well, before the time is spent, so that a run that fails
+ * to start says one line, its error. */
+static void say_notes(const struct ctx *ctx, const struct scenario *sc,
+		      const struct run_opts *o)
+{
+	int d;
+
+	for (d = 0; d < sc->n_notes; d++)
+		ctx_log(ctx, CTX_NORMAL, "%s", sc->notes[d]);
+	if (o && o->output == NULL && o->metrics == NULL)
+		ctx_log(ctx, CTX_NORMAL, "no -o given: the run is simulated and nothing written "
+			"(give -o FILE, or --check to only validate)");
+}
+
 /* The status of the setup of every part of a split run (ctx.agree): the
  * worst; res->uniform says whether all had the same. */
 static int agree(const struct ctx *ctx, int status, struct run_result *res)
@@ -447,8 +463,6 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		scenario_free(&sc);
 		return RUN_BAD_INPUT;
 	}
-	for (d = 0; d < sc.n_notes; d++)
-		ctx_log(ctx, CTX_NORMAL, "%s", sc.notes[d]);
 	if ((status = check_options(o, &sc, &fmt, err)) != 0)
 		goto out;
 	status = RUN_FAILED;
@@ -459,6 +473,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		goto out;
 	}
 	if (o->check) {
+		say_notes(ctx, &sc, NULL);
 		res->json = json;
 		json = NULL;
 		status = RUN_OK;
@@ -472,12 +487,6 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	sim_ok = 1;
 	res->simd = sim_simd(&sim);
-	/* A run that keeps nothing is most often a forgotten -o: say so
-	 * before the time is spent (after any error at the start, which
-	 * would be the one line). */
-	if (o->output == NULL && o->metrics == NULL)
-		ctx_log(ctx, CTX_NORMAL, "no -o given: the run is simulated and nothing written "
-			"(give -o FILE, or --check to only validate)");
 	/* Every part of a split run reads the checkpoint (the whole flock) and
 	 * keeps its share (sim_loaded); part 0 alone takes up the outputs. */
 	if (o->resume &&
@@ -554,6 +563,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		util_err_set(err, "another process of the run could not start it");
 		goto out;
 	}
+	say_notes(ctx, &sc, o);
 	status = RUN_FAILED;
 	res->started = 1;
 	t0 = util_seconds();
