@@ -1925,6 +1925,82 @@ invalid:
 	return 0;
 }
 
+/* What cJSON accepts that RFC 8259 does not, in text it has parsed: a
+ * control character between tokens (cJSON skips every byte up to the
+ * space; JSON's whitespace is space, tab, LF and CR) or raw in a string
+ * (section 7: U+0000 to U+001F must be escaped), and numbers that
+ * strtod reads but JSON's grammar (section 6) refuses: 010, 1., -.5,
+ * 1.e5. Returns 0, or 1 with *at the first such byte and *why what it is. */
+static int json_lax(const char *t, size_t len, size_t *at, const char **why)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		const unsigned char ch = (unsigned char)t[i];
+
+		if (ch == '"') {
+			for (i++; i < len && t[i] != '"'; i++) {
+				if ((unsigned char)t[i] < 0x20) {
+					*at = i;
+					*why = "a control character in a string (JSON writes it "
+					       "as an escape, \\n, \\t or \\u00XX)";
+					return 1;
+				}
+				if (t[i] == '\\')
+					i++;
+			}
+			i++;
+		} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+			/* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+			const size_t start = i;
+
+			*why = "a number JSON does not allow (a leading zero, or no digit "
+			       "before or after the point)";
+			if (t[i] == '-')
+				i++;
+			if (i < len && t[i] == '0') {
+				i++;
+				if (i < len && t[i] >= '0' && t[i] <= '9') {
+					*at = start;
+					return 1;
+				}
+			} else if (i < len && t[i] >= '1' && t[i] <= '9') {
+				while (i < len && t[i] >= '0' && t[i] <= '9')
+					i++;
+			} else {
+				*at = start;
+				return 1;
+			}
+			if (i < len && t[i] == '.') {
+				if (++i >= len || t[i] < '0' || t[i] > '9') {
+					*at = start;
+					return 1;
+				}
+				while (i < len && t[i] >= '0' && t[i] <= '9')
+					i++;
+			}
+			if (i < len && (t[i] == 'e' || t[i] == 'E')) {
+				if (++i < len && (t[i] == '+' || t[i] == '-'))
+					i++;
+				if (i >= len || t[i] < '0' || t[i] > '9') {
+					*at = start;
+					return 1;
+				}
+				while (i < len && t[i] >= '0' && t[i] <= '9')
+					i++;
+			}
+		} else if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
+			*at = i;
+			*why = "a control character where JSON allows only space, tab and "
+			       "line breaks";
+			return 1;
+		} else {
+			i++;
+		}
+	}
+	return 0;
+}
+
 /* What most likely broke a parse that stopped at off: arrays and objects
  * nested deeper than cJSON takes, a \\u escape of a lone surrogate (no
  * character), or else the usual non-JSON habits. */
@@ -2028,6 +2104,15 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		util_err_set(err, "%s:%d:%d: \\u0000 in a string: NUL is not allowed in "
 			     "scenario text", name, line, col);
 		goto out;
+	}
+	{
+		const char *why;
+
+		if (json_lax(text, (size_t)(end - text), &bad, &why)) {
+			line_col(text, bad, &line, &col);
+			util_err_set(err, "%s:%d:%d: parse error: %s", name, line, col, why);
+			goto out;
+		}
 	}
 	if (!cJSON_IsObject(root)) {
 		util_err_set(err, "%s: expected a JSON object at the top level", name);
