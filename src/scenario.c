@@ -847,6 +847,44 @@ static int parse_attractors(const struct load_ctx *c, const cJSON *root, struct 
 	return 0;
 }
 
+/* The keys of each type of obstacle besides "type" (OBSTACLE_KEYS holds
+ * them all, for the structure's check): another type's key in an
+ * obstacle is an error, as an unknown key is, not silently dropped. */
+static const struct {
+	const char *type, *keys[2];
+} OBSTACLE_TYPES[] = {{"sphere", {"center", "radius"}},
+		      {"box", {"min", "max"}},
+		      {"segment", {"from", "to"}},
+		      {"polyline", {"points", NULL}}};
+
+static int obstacle_keys(const struct load_ctx *c, const cJSON *o, const char *type,
+			 const char *path)
+{
+	const size_t nt = sizeof OBSTACLE_TYPES / sizeof OBSTACLE_TYPES[0];
+	const cJSON *it;
+	size_t t;
+	char sub[200];
+
+	for (t = 0; t < nt && strcmp(OBSTACLE_TYPES[t].type, type) != 0; t++)
+		;
+	if (t == nt) /* (said by the caller) */
+		return 0;
+	for (it = o->child; it; it = it->next) {
+		const char *const *k = OBSTACLE_TYPES[t].keys;
+
+		if (strcmp(it->string, "type") == 0 || strcmp(it->string, k[0]) == 0 ||
+		    (k[1] && strcmp(it->string, k[1]) == 0))
+			continue;
+		snprintf(sub, sizeof sub, "%s.%s", path, it->string);
+		if (k[1])
+			fail(c, sub, "not a key of a %s (its keys: type, %s, %s)", type, k[0], k[1]);
+		else
+			fail(c, sub, "not a key of a %s (its keys: type, %s)", type, k[0]);
+		return -1;
+	}
+	return 0;
+}
+
 /* One obstacle (a polyline becomes several segments). */
 static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJSON *o,
 			const char *path)
@@ -874,6 +912,8 @@ static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJS
 		fail(c, sub, "expected \"sphere\", \"box\", \"segment\" or \"polyline\"");
 		return -1;
 	}
+	if (obstacle_keys(c, o, type->valuestring, path) != 0)
+		return -1;
 	if (strcmp(type->valuestring, "polyline") == 0) {
 		const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points"), *e;
 		double prev[3] = {0, 0, 0}, cur[3] = {0, 0, 0};
