@@ -1592,6 +1592,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		}
 		prev = stage->step;
 		for (kv = set->child; kv; kv = kv->next) {
+			const cJSON *prev_kv;
 			const char *const *ok;
 			char *val, *text;
 			struct scenario_override ov;
@@ -1607,6 +1608,16 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 				     MODEL_NAMES[sc->model]);
 				goto fail;
 			}
+			/* one value, one key: "radii.cohesion" beside "radii" would
+			 * have the later one win, unseen */
+			for (prev_kv = set->child; prev_kv != kv; prev_kv = prev_kv->next)
+				if (path_has_prefix(kv->string, prev_kv->string,
+						    strlen(prev_kv->string)) ||
+				    path_has_prefix(prev_kv->string, kv->string, strlen(kv->string))) {
+					fail(c, path, "\"%s\" and \"%s\" overlap (give each value once)",
+					     prev_kv->string, kv->string);
+					goto fail;
+				}
 			if (*ok == NULL) {
 				fail(c, path, "\"%s\" cannot change during a run (only radii, "
 				     "weights, speeds, max_force, noise, view_angle, max_turn, "
