@@ -172,15 +172,24 @@ static int owner(const struct load_ctx *c, const char *path, int inside)
 	return -1;
 }
 
+/* What the messages name for override i (or the file, i < 0): what the
+ * user typed; buf (of n bytes) may hold it. */
+static const char *source_name(const struct load_ctx *c, int i, char *buf, size_t n)
+{
+	if (i < 0)
+		return c->file;
+	if (c->ov[i].label)
+		return c->ov[i].label;
+	snprintf(buf, n, "--set %s", c->ov[i].text);
+	return buf;
+}
+
 /* The error of path, named after override i (or the file, i < 0). */
 static void fail_as(const struct load_ctx *c, int i, const char *path, const char *what)
 {
-	if (i < 0)
-		util_err_set(c->err, "%s: %s: %s", c->file, path, what);
-	else if (c->ov[i].label)
-		util_err_set(c->err, "%s: %s: %s", c->ov[i].label, path, what);
-	else
-		util_err_set(c->err, "--set %s: %s: %s", c->ov[i].text, path, what);
+	char buf[UTIL_ERR_MAX / 2];
+
+	util_err_set(c->err, "%s: %s: %s", source_name(c, i, buf, sizeof buf), path, what);
 }
 
 static void fail(const struct load_ctx *c, const char *path, const char *fmt, ...)
@@ -1571,9 +1580,14 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		const cJSON *set = cJSON_GetObjectItemCaseSensitive(e, "set"), *kv;
 		struct scenario_stage *stage = &sc->stages[i];
 		char path[64], file[UTIL_ERR_MAX / 2], where[UTIL_ERR_MAX / 2];
-		const char *hue_refusal;
+		char src_buf[UTIL_ERR_MAX / 4];
+		const char *hue_refusal, *src;
 		struct load_ctx sub = *c;
 
+		/* the stage's errors are the file's, or an override's that wrote
+		 * this entry or a part of it */
+		snprintf(path, sizeof path, "schedule[%d]", i);
+		src = source_name(c, owner(c, path, 1), src_buf, sizeof src_buf);
 		snprintf(path, sizeof path, "schedule[%d].step", i);
 		if (st == NULL || set == NULL) {
 			fail(c, path, "each entry needs step and set");
@@ -1614,8 +1628,11 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 				if (path_has_prefix(kv->string, prev_kv->string,
 						    strlen(prev_kv->string)) ||
 				    path_has_prefix(prev_kv->string, kv->string, strlen(kv->string))) {
-					fail(c, path, "\"%s\" and \"%s\" overlap (give each value once)",
-					     prev_kv->string, kv->string);
+					char what[256];
+
+					snprintf(what, sizeof what, "\"%s\" and \"%s\" overlap "
+						 "(give each value once)", prev_kv->string, kv->string);
+					fail_as(c, owner(c, path, 1), path, what);
 					goto fail;
 				}
 			if (*ok == NULL) {
@@ -1636,7 +1653,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 			free(val);
 			ov.text = text;
 			ov.label = NULL;
-			snprintf(file, sizeof file, "%s: schedule[%d].set", c->file, i);
+			snprintf(file, sizeof file, "%s: schedule[%d].set", src, i);
 			if (snprintf(where, sizeof where, "%s.%s", file, kv->string) < 0)
 				snprintf(where, sizeof where, "%s", file); /* (an encoding error) */
 			sub.file = file;
@@ -1648,7 +1665,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 			}
 			free(text);
 		}
-		snprintf(file, sizeof file, "%s: schedule[%d]", c->file, i);
+		snprintf(file, sizeof file, "%s: schedule[%d]", src, i);
 		sub.file = file;
 		sub.ov = NULL;
 		sub.n_ov = 0;
