@@ -200,7 +200,9 @@ static void fail(const struct load_ctx *c, const char *path, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	fail_as(c, owner(c, path, 0), path, what);
+	/* (also an override of a part of path: --set radii.separation.x=3,
+	 * where the file has no radii, made radii.separation an object) */
+	fail_as(c, owner(c, path, 1), path, what);
 }
 
 /* A check of path against other keys (bounds.max[0] against bounds.min[0];
@@ -1628,11 +1630,8 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 				if (path_has_prefix(kv->string, prev_kv->string,
 						    strlen(prev_kv->string)) ||
 				    path_has_prefix(prev_kv->string, kv->string, strlen(kv->string))) {
-					char what[256];
-
-					snprintf(what, sizeof what, "\"%s\" and \"%s\" overlap "
-						 "(give each value once)", prev_kv->string, kv->string);
-					fail_as(c, owner(c, path, 1), path, what);
+					fail(c, path, "\"%s\" and \"%s\" overlap (give each value "
+					     "once)", prev_kv->string, kv->string);
 					goto fail;
 				}
 			if (*ok == NULL) {
