@@ -494,8 +494,8 @@ static int read_vec(const struct load_ctx *c, const cJSON *root, const char *pat
 		return 1;
 	}
 	if (!cJSON_IsArray(n) || cJSON_GetArraySize(n) != dims) {
-		fail(c, path, "expected an array of %d numbers (dimensions is %d)",
-		     dims, dims);
+		fail_pair(c, path, "dimensions", NULL,
+			  "expected an array of %d numbers (dimensions is %d)", dims, dims);
 		return -1;
 	}
 	cJSON_ArrayForEach(e, n) {
@@ -737,7 +737,8 @@ static int vec_node(const struct load_ctx *c, const cJSON *n, const char *path, 
 	int i = 0;
 
 	if (!cJSON_IsArray(n) || cJSON_GetArraySize(n) != dims) {
-		fail(c, path, "expected an array of %d numbers (dimensions is %d)", dims, dims);
+		fail_pair(c, path, "dimensions", NULL,
+			  "expected an array of %d numbers (dimensions is %d)", dims, dims);
 		return -1;
 	}
 	cJSON_ArrayForEach(e, n) {
