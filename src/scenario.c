@@ -30,6 +30,9 @@ struct skey {
 #define SKEY_ARRAY 1
 #define SKEY_FREE 2
 
+/* Room for a double in %.17g, sign and exponent included. */
+#define NUM_TEXT_MAX 32
+
 static const struct skey RADII_KEYS[] = {
 	{"separation", NULL, 0}, {"alignment", NULL, 0}, {"cohesion", NULL, 0},
 	{"avoid", NULL, 0}, {"flee", NULL, 0}, {NULL, NULL, 0}};
@@ -364,6 +367,29 @@ static const cJSON *lookup(const cJSON *root, const char *path)
 	return node;
 }
 
+/* The shortest text (15 to 17 significant digits) that reads back as v,
+ * bit for bit, in buf: what the messages show of a number, so that a
+ * limit and a value are never printed alike when they differ (%g made 2 pi
+ * and the 6.28319 that passes it both 6.28319), and what the effective
+ * scenario writes. */
+static const char *num_text(double v, char buf[NUM_TEXT_MAX])
+{
+	int prec;
+
+	for (prec = 15; prec < 17; prec++) {
+		double back;
+
+		snprintf(buf, NUM_TEXT_MAX, "%.*g", prec, v);
+		back = strtod(buf, NULL);
+		if (memcmp(&back, &v, sizeof v) == 0)
+			return buf;
+	}
+	snprintf(buf, NUM_TEXT_MAX, "%.17g", v);
+	return buf;
+}
+/* (a buffer of its own for each use, alive to the end of the block) */
+#define NUM(v) num_text((v), (char[NUM_TEXT_MAX]){0})
+
 /* A finite number in [lo, hi] (lo excluded when lo_open). */
 static int check_real(const struct load_ctx *c, const cJSON *n, const char *path,
 		      double lo, int lo_open, double hi, double *out)
@@ -380,17 +406,17 @@ static int check_real(const struct load_ctx *c, const cJSON *n, const char *path
 		return -1;
 	}
 	if (lo_open ? !(v > lo) : !(v >= lo)) {
-		fail(c, path, "must be %s %g, got %.17g",
-		     lo_open ? "greater than" : "at least", lo, v);
+		fail(c, path, "must be %s %s, got %s",
+		     lo_open ? "greater than" : "at least", NUM(lo), NUM(v));
 		return -1;
 	}
 	if (lo_open && lo == 0 && v < SCENARIO_VALUE_MIN) {
-		fail(c, path, "must be at least %g, got %.17g (binary32 squares of smaller "
-		     "values underflow)", SCENARIO_VALUE_MIN, v);
+		fail(c, path, "must be at least %s, got %s (binary32 squares of smaller "
+		     "values underflow)", NUM(SCENARIO_VALUE_MIN), NUM(v));
 		return -1;
 	}
 	if (v > hi) {
-		fail(c, path, "must be at most %g, got %.17g", hi, v);
+		fail(c, path, "must be at most %s, got %s", NUM(hi), NUM(v));
 		return -1;
 	}
 	*out = v;
@@ -437,7 +463,7 @@ static int read_interval(const struct load_ctx *c, const cJSON *root, const char
 	    check_real(c, cJSON_GetArrayItem(n, 1), p1, lo, 0, hi, &v[1]))
 		return -1;
 	if (v[1] < v[0]) {
-		fail_pair(c, p1, p0, NULL, "must be at least %s (%g)", p0, v[0]);
+		fail_pair(c, p1, p0, NULL, "must be at least %s (%s)", p0, NUM(v[0]));
 		return -1;
 	}
 	*out_lo = v[0];
@@ -467,12 +493,12 @@ static int read_uint(const struct load_ctx *c, const cJSON *root, const char *pa
 	}
 	v = n->valuedouble;
 	if (!isfinite(v) || v != floor(v)) {
-		fail(c, path, "expected an integer, got %.17g", v);
+		fail(c, path, "expected an integer, got %s", NUM(v));
 		return -1;
 	}
 	if (v < (double)lo || v > (double)hi) {
-		fail(c, path, "must be between %" PRIu64 " and %" PRIu64 ", got %.17g",
-		     lo, hi, v);
+		fail(c, path, "must be between %" PRIu64 " and %" PRIu64 ", got %s",
+		     lo, hi, NUM(v));
 		return -1;
 	}
 	*out = (uint64_t)v;
@@ -763,7 +789,8 @@ static int uint_node(const struct load_ctx *c, const cJSON *n, const char *path,
 	}
 	v = n->valuedouble;
 	if (v < (double)lo || v > (double)hi) {
-		fail(c, path, "must be between %" PRIu64 " and %" PRIu64 ", got %.17g", lo, hi, v);
+		fail(c, path, "must be between %" PRIu64 " and %" PRIu64 ", got %s", lo, hi,
+		     NUM(v));
 		return -1;
 	}
 	*out = (uint64_t)v;
@@ -1061,8 +1088,8 @@ static int read_region(const struct load_ctx *c, const cJSON *node, const char *
 			char q[64];
 
 			snprintf(q, sizeof q, "%s.min[%d]", path, d);
-			fail_pair(c, p, q, NULL, "must be at least %s.min[%d] (%g)", path, d,
-				  lo[d]);
+			fail_pair(c, p, q, NULL, "must be at least %s.min[%d] (%s)", path, d,
+				  NUM(lo[d]));
 			return -1;
 		}
 		if ((sc->mode == BOUNDS_WRAP || sc->mode == BOUNDS_REFLECT) &&
@@ -1071,8 +1098,8 @@ static int read_region(const struct load_ctx *c, const cJSON *node, const char *
 				snprintf(p, sizeof p, "%s.min[%d]", path, d);
 			fail_pair(c, p, "bounds.min", "bounds.max",
 				  "the region must lie inside the bounds box under %s "
-				  "(axis %d: %g to %g)", scenario_mode_name(sc->mode), d,
-				  sc->bmin[d], sc->bmax[d]);
+				  "(axis %d: %s to %s)", scenario_mode_name(sc->mode), d,
+				  NUM(sc->bmin[d]), NUM(sc->bmax[d]));
 			return -1;
 		}
 	}
@@ -1091,8 +1118,8 @@ static int check_inside(const struct load_ctx *c, const char *path, const struct
 	for (d = 0; d < sc->dims; d++)
 		if (x[d] - pad < sc->bmin[d] || x[d] + pad > sc->bmax[d]) {
 			fail_pair(c, path, "bounds.min", "bounds.max",
-				  "must lie inside the bounds box under %s (axis %d: %g to %g)",
-				  scenario_mode_name(sc->mode), d, sc->bmin[d], sc->bmax[d]);
+				  "must lie inside the bounds box under %s (axis %d: %s to %s)",
+				  scenario_mode_name(sc->mode), d, NUM(sc->bmin[d]), NUM(sc->bmax[d]));
 			return -1;
 		}
 	return 0;
@@ -1251,8 +1278,8 @@ static int parse_start(const struct load_ctx *c, const cJSON *root, struct scena
 		return -1;
 	if (sp && (sc->start_speed_lo < sc->speed_min || sc->start_speed_hi > sc->speed_max)) {
 		fail_pair(c, "start.speed", "speed.min", "speed.max",
-			  "must lie within [speed.min, speed.max] ([%g, %g])", sc->speed_min,
-			  sc->speed_max);
+			  "must lie within [speed.min, speed.max] ([%s, %s])", NUM(sc->speed_min),
+			  NUM(sc->speed_max));
 		return -1;
 	}
 	return 0;
@@ -1460,22 +1487,11 @@ static int exact_numbers(cJSON *item)
 
 	for (; item; item = item->next) {
 		if (cJSON_IsNumber(item)) {
-			const double v = item->valuedouble;
-			char buf[40], *text;
-			int prec;
+			char buf[NUM_TEXT_MAX], *text;
 
 			/* (infinities and NaN never get here: the loader refuses
 			 * them, and the printer would write null) */
-			for (prec = 15; prec < 17; prec++) {
-				double back;
-
-				snprintf(buf, sizeof buf, "%.*g", prec, v);
-				back = strtod(buf, NULL);
-				if (memcmp(&back, &v, sizeof v) == 0)
-					break;
-			}
-			if (prec == 17)
-				snprintf(buf, sizeof buf, "%.17g", v);
+			num_text(item->valuedouble, buf);
 			if ((text = malloc(strlen(buf) + 1)) == NULL)
 				return -1;
 			strcpy(text, buf);
@@ -1765,8 +1781,8 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		return -1;
 	}
 	if (sc->speed_min > sc->speed_max) {
-		fail_pair(c, "speed.min", "speed.max", NULL, "must not exceed speed.max (%g)",
-			  sc->speed_max);
+		fail_pair(c, "speed.min", "speed.max", NULL, "must not exceed speed.max (%s)",
+			  NUM(sc->speed_max));
 		return -1;
 	}
 	if (read_vec(c, root, "bounds.min", sc->dims, 1, sc->bmin) != 0 ||
@@ -1781,8 +1797,8 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 			char q[32];
 
 			snprintf(q, sizeof q, "bounds.min[%d]", d);
-			fail_pair(c, p, q, NULL, "must be greater than bounds.min[%d] (%g)", d,
-				  sc->bmin[d]);
+			fail_pair(c, p, q, NULL, "must be greater than bounds.min[%d] (%s)", d,
+				  NUM(sc->bmin[d]));
 			return -1;
 		}
 		if (sc->bmax[d] - sc->bmin[d] < side_min)
@@ -1834,9 +1850,9 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	 * about 1e6 the lattice's sin arguments leave detmath_sin's range */
 	if (sc->model == MODEL_INERTIA && sc->speed_variation > 0 &&
 	    !((double)sc->steps * sc->dt / sc->speed_noise_period <= 1e6)) {
-		fail(c, "speed.noise.period", "the noise would be read at t/period up to %g, "
-		     "beyond 1e6: make it at least %g", (double)sc->steps * sc->dt /
-		     sc->speed_noise_period, (double)sc->steps * sc->dt / 1e6);
+		fail(c, "speed.noise.period", "the noise would be read at t/period up to %s, "
+		     "beyond 1e6: make it at least %s", NUM((double)sc->steps * sc->dt /
+		     sc->speed_noise_period), NUM((double)sc->steps * sc->dt / 1e6));
 		return -1;
 	}
 	if (parse_return(c, root, sc) != 0 || parse_start(c, root, sc) != 0 ||
@@ -1858,13 +1874,13 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		    read_real(c, root, "hue.radius", 0, 1, VM, sc->r_ali, &sc->r_hue))
 			return -1;
 		if (sc->hue_weight * sc->dt > 1.0) {
-			fail(c, "hue.weight", "must be at most 1/dt (%g), got %.17g", 1.0 / sc->dt,
-			     sc->hue_weight);
+			fail(c, "hue.weight", "must be at most 1/dt (%s), got %s", NUM(1.0 / sc->dt),
+			     NUM(sc->hue_weight));
 			return -1;
 		}
 		if (sc->r_hue > scenario_max_radius(sc)) {
-			fail(c, "hue.radius", "must be at most the model's largest radius (%g), "
-			     "got %.17g", scenario_max_radius(sc), sc->r_hue);
+			fail(c, "hue.radius", "must be at most the model's largest radius (%s), "
+			     "got %s", NUM(scenario_max_radius(sc)), NUM(sc->r_hue));
 			return -1;
 		}
 		/* A colour velocity: alignment above 1/dt would carry a rate
@@ -1875,8 +1891,8 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		    read_interval(c, root, "hue.spin", -VM, VM, &sc->hue_spin_lo, &sc->hue_spin_hi))
 			return -1;
 		if (sc->hue_alignment * sc->dt > 1.0) {
-			fail(c, "hue.alignment", "must be at most 1/dt (%g), got %.17g",
-			     1.0 / sc->dt, sc->hue_alignment);
+			fail(c, "hue.alignment", "must be at most 1/dt (%s), got %s",
+			     NUM(1.0 / sc->dt), NUM(sc->hue_alignment));
 			return -1;
 		}
 	}
@@ -1891,10 +1907,11 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 
 		reach += (pred ? sc->pred_speed : sc->speed_max) * sc->dt * (double)sc->steps;
 		if (!(reach <= SCENARIO_REACH_MAX)) {
-			fail(c, "steps", "a %s could travel %g from the origin, "
-			     "beyond the %g that binary32 positions support",
-			     pred ? "predator at predators.speed" : "boid at speed.max", reach,
-			     SCENARIO_REACH_MAX);
+			fail_pair(c, "steps", pred ? "predators.speed" : "speed.max", "dt",
+				  "a %s could travel %s from the origin, beyond the %s that "
+				  "binary32 positions support",
+				  pred ? "predator at predators.speed" : "boid at speed.max",
+				  NUM(reach), NUM(SCENARIO_REACH_MAX));
 			return -1;
 		}
 	}
