@@ -384,7 +384,9 @@ int cmd_verify(int argc, char **argv)
 	enum traj_status st;
 	int c, rc, status = 1;
 
-	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+	for (c = 1; c < argc && strcmp(argv[c], "-h") != 0 && strcmp(argv[c], "--help") != 0; c++)
+		;
+	if (c < argc) {
 		puts("Usage: boidsim verify FILE\n"
 		     "Check a trajectory's structure, every frame's CRC and what the frames\n"
 		     "hold. Exit 0 when the file is whole, 2 with the first bad frame named\n"
@@ -639,9 +641,11 @@ int cmd_convert(int argc, char **argv)
 		return usage_error("convert", "%s", "expected one input FILE");
 	if (out == NULL)
 		return usage_error("convert", "%s", "-o OUT is required");
-	if (format ? traj_format_parse(format, &fmt) != 0 : traj_format_guess(out, &fmt) != 0)
+	if (format && traj_format_parse(format, &fmt) != 0)
+		return usage_error("convert", "--format %s: expected " TRAJ_FORMAT_NAMES, format);
+	if (!format && traj_format_guess(out, &fmt) != 0)
 		return usage_error("convert", "%s: cannot tell the output format; use .bin, .csv "
-				   "or .csv.gz, or --format", format ? format : out);
+				   "or .csv.gz, or --format", out);
 	if (frames && parse_frames(frames, sel) != 0)
 		return usage_error("convert", "--frames %s: expected START:STOP:STEP step "
 				   "numbers, STEP > 0", frames);

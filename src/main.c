@@ -261,7 +261,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			/* here, and not after the arguments: "--format -o x.bin"
 			 * would otherwise be about x.bin */
 			if (traj_format_parse(optarg, &fmt) != 0)
-				return usage_error("--format %s: expected bin, csv or csv.gz", optarg);
+				return usage_error("--format %s: expected " TRAJ_FORMAT_NAMES, optarg);
 			o->ro.format = optarg;
 			break;
 		}

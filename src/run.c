@@ -386,7 +386,7 @@ static int check_options(const struct run_opts *o, const struct scenario *sc,
 			 enum traj_format *fmt, struct util_err *err)
 {
 	if (o->format && traj_format_parse(o->format, fmt) != 0)
-		return bad_option(err, "--format %s: expected bin, csv or csv.gz", o->format);
+		return bad_option(err, "--format %s: expected " TRAJ_FORMAT_NAMES, o->format);
 	if ((o->resume || o->checkpoint_every) && !o->checkpoint)
 		return bad_option(err, "%s", "--resume and --checkpoint-every need --checkpoint FILE");
 	if (o->checkpoint && ((o->output && strcmp(o->output, "-") == 0) ||

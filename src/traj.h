@@ -171,6 +171,8 @@ int traj_csv_value(const char *p, char **end, float *v);
 
 /* "bin", "csv", "csv.gz" */
 int traj_format_parse(const char *name, enum traj_format *fmt);
+/* The names traj_format_parse takes, for messages. */
+#define TRAJ_FORMAT_NAMES "bin, csv or csv.gz"
 /* From a file name's extension: .bin, .csv, .csv.gz */
 int traj_format_guess(const char *path, enum traj_format *fmt);
 const char *traj_format_name(enum traj_format fmt);
