@@ -116,6 +116,76 @@ void outfile_sync_dir(const char *path)
 	free(dir);
 }
 
+/* Whether dir is this process's descriptor directory, /proc/PID/fd (or a
+ * thread's, /proc/PID/task/TID/fd, which /proc/thread-self/fd is). */
+static int proc_fd_dir(const char *dir)
+{
+	char *real = realpath(dir, NULL), pre[64];
+	size_t n, len;
+	int yes = 0;
+
+	if (real == NULL)
+		return 0;
+	n = (size_t)snprintf(pre, sizeof pre, "/proc/%ld/", (long)getpid());
+	len = strlen(real);
+	if (strncmp(real, pre, n) == 0 && len >= n + 2 &&
+	    strcmp(real + len - 3, "/fd") == 0 &&
+	    (len == n + 2 || strncmp(real + n, "task/", 5) == 0))
+		yes = 1;
+	free(real);
+	return yes;
+}
+
+int outfile_fd_of(const char *path)
+{
+	char cur[4096], link[4096];
+	int hop;
+
+	if (strlen(path) >= sizeof cur)
+		return -1;
+	strcpy(cur, path);
+	/* each link in turn, as the kernel would follow them (a bounded
+	 * number: a loop of links is not a descriptor) */
+	for (hop = 0; hop < 16; hop++) {
+		const char *slash = strrchr(cur, '/'), *base = slash ? slash + 1 : cur;
+		struct stat st;
+		ssize_t got;
+
+		if (*base != '\0' && strspn(base, "0123456789") == strlen(base) &&
+		    strlen(base) < 10) {
+			char dir[4096];
+
+			if (slash == NULL) {
+				strcpy(dir, ".");
+			} else if (slash == cur) {
+				strcpy(dir, "/");
+			} else {
+				memcpy(dir, cur, (size_t)(slash - cur));
+				dir[slash - cur] = '\0';
+			}
+			if (proc_fd_dir(dir))
+				return atoi(base);
+		}
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return -1;
+		got = readlink(cur, link, sizeof link - 1);
+		if (got <= 0)
+			return -1;
+		link[got] = '\0';
+		if (link[0] == '/') {
+			strcpy(cur, link);
+		} else {
+			/* relative to the link's directory */
+			size_t dl = slash ? (size_t)(slash - cur) + 1 : 0;
+
+			if (dl + strlen(link) >= sizeof cur)
+				return -1;
+			memmove(cur + dl, link, strlen(link) + 1);
+		}
+	}
+	return -1;
+}
+
 int outfile_open(struct outfile *o, const char *path, struct util_err *err)
 {
 	struct stat st;
@@ -127,9 +197,16 @@ int outfile_open(struct outfile *o, const char *path, struct util_err *err)
 		o->fp = stdout;
 		return 0;
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* a device or a pipe: written as a stream, never renamed over */
-		o->fp = fopen(path, "w");
+	if ((fd = outfile_fd_of(path)) >= 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
+		/* a descriptor, a device or a pipe: written as a stream, never
+		 * renamed over (a descriptor as the shell opened it: appending
+		 * where it appends) */
+		if (fd >= 0)
+			o->fp = (fd = dup(fd)) >= 0 ? fdopen(fd, "w") : NULL;
+		else
+			o->fp = fopen(path, "w");
+		if (o->fp == NULL && fd >= 0)
+			close(fd);
 		if (o->fp == NULL) {
 			util_err_set(err, "%s: cannot open: %s", path, strerror(errno));
 			return -1;

@@ -20,6 +20,12 @@ struct outfile {
 };
 
 int outfile_open(struct outfile *o, const char *path, struct util_err *err);
+/* When PATH names a descriptor of this process (/dev/stdout, /dev/fd/N,
+ * /proc/self/fd/N, through any links), its number; otherwise -1. Such a
+ * name is written through the descriptor, as "-" is through standard
+ * output: renaming a file over it would replace the link (/dev/stdout
+ * itself, for root) and never reach what the descriptor holds. */
+int outfile_fd_of(const char *path);
 /* Flush and fsync what is written so far (for checkpoints). */
 int outfile_sync(struct outfile *o, struct util_err *err);
 /* After outfile_sync: the CRC-32 of the file's first upto bytes (at least

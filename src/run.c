@@ -111,7 +111,8 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	struct util_err perr;
 	int i, j;
 
-	if (o->checkpoint && stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))
+	if (o->checkpoint && (outfile_fd_of(o->checkpoint) >= 0 ||
+			      (stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))))
 		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
 				  "replaces and removes", o->checkpoint);
 	/* A scenario read from standard input that is a file (boidsim - <

@@ -271,6 +271,15 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 			util_err_set(err, "stdout: %s", strerror(errno));
 			goto fail;
 		}
+	} else if ((fd = outfile_fd_of(path)) >= 0) {
+		/* a descriptor's name (/dev/stdout): through the descriptor, as
+		 * "-" (outfile.h) */
+		w->to_stdout = 1;
+		fd = dup(fd);
+		if (fd < 0) {
+			util_err_set(err, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
 	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		/* A device or a pipe (/dev/null, a FIFO) is written as a stream:
 		 * renaming a file over it would destroy the node. */
