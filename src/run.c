@@ -236,6 +236,24 @@ static void say_notes(const struct ctx *ctx, const struct scenario *sc,
 			"(give -o FILE, or --check to only validate)");
 }
 
+/* Whether a file can take the name PATH (PATH.partial for a stopped run)
+ * by a rename: -1 with err set when a directory holds it. Standard
+ * output and descriptors are not renamed into. */
+static int target_taken(const char *path, int stopped, struct util_err *err)
+{
+	char name[4096];
+	struct stat st;
+
+	if (strcmp(path, "-") == 0 || outfile_fd_of(path) >= 0)
+		return 0;
+	snprintf(name, sizeof name, "%s%s", path, stopped ? ".partial" : "");
+	if (lstat(name, &st) == 0 && S_ISDIR(st.st_mode)) {
+		util_err_set(err, "%s: cannot rename into place: a directory has the name", name);
+		return -1;
+	}
+	return 0;
+}
+
 /* The status of the setup of every part of a split run (ctx.agree): the
  * worst; res->uniform says whether all had the same. */
 static int agree(const struct ctx *ctx, int status, struct run_result *res)
@@ -632,6 +650,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 
 		o->progress(o->user, &p);
 	}
+	/* With a checkpoint to resume from, the metrics' name is tried before
+	 * the trajectory takes its own: a directory there would fail their
+	 * rename after the trajectory had replaced its file, and --resume
+	 * then finds the run's trajectory gone. */
+	if (w && met_ok && writer && on_disk != UINT64_MAX &&
+	    target_taken(o->metrics, stopped, err) != 0)
+		goto failed;
 	if (w) {
 		enum traj_status st = stopped ? TRAJ_INTERRUPTED : TRAJ_COMPLETE;
 		double tw = util_seconds();
