@@ -215,6 +215,12 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 						  "run with other outputs (-o %s, --metrics %s), which "
 						  "its --resume needs; remove it, or name another file",
 						  o->checkpoint, then[0], then[1]);
+			/* Nor, without --resume, that of a stopped run of these
+			 * outputs: starting again would replace the checkpoint and
+			 * what the stopped run computed. */
+			return bad_option(err, "--checkpoint %s: the checkpoint of a stopped run "
+					  "of these outputs: add --resume to go on from it, or "
+					  "remove it to start again", o->checkpoint);
 		}
 	}
 	return 0;
