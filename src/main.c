@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +38,33 @@
 struct ctx cmd_ctx;
 
 static volatile sig_atomic_t stop_signal;
+/* When the first signal came (CLOCK_MONOTONIC): the handlers block one
+ * another (sa_mask), so only a handler reads or writes it. */
+static struct timespec first_signal;
 
-/* The first SIGINT or SIGTERM asks the run to stop after the current step;
- * both handlers go back to the default, so any second signal stops at once. */
+/* Seconds after the first signal in which another is taken as the same
+ * request: timeout(1) sends its signal to the process and then to its
+ * process group, which holds the process too. */
+#define MAIN_SIGNAL_GRACE 1.0
+
+/* The first SIGINT, SIGTERM or SIGHUP asks the run to stop after the
+ * current step; a second one, from a second on, stops it at once (the
+ * default action). clock_gettime, signal and raise are async-signal-safe. */
 static void on_signal(int sig)
 {
-	stop_signal = sig;
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!stop_signal) {
+		stop_signal = sig;
+		first_signal = now;
+		return;
+	}
+	if ((double)(now.tv_sec - first_signal.tv_sec) +
+		    1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec) < MAIN_SIGNAL_GRACE)
+		return;
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static void usage(FILE *out)
@@ -76,7 +96,7 @@ static void usage(FILE *out)
 	      "  -V, --version          show the version\n"
 	      "\n"
 	      "Exit status: 0 success, 1 runtime or I/O failure, 2 usage or scenario error,\n"
-	      "128+N when stopped by signal N (130 for SIGINT, 143 for SIGTERM).\n"
+	      "128+N when stopped by signal N (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).\n"
 	      "See boidsim(1), boidsim-scenario(5), boidsim-trajectory(5).\n", out);
 }
 
@@ -659,15 +679,19 @@ static int run_main(int argc, char **argv)
 		goto out;
 	}
 #endif
-	/* First SIGINT/SIGTERM: finish the step, write it, and close the file
+	/* First SIGINT, SIGTERM or SIGHUP: finish the step, write it, and close the file
 	 * marked as interrupted. SA_RESTART keeps a blocking write to a pipe
 	 * from failing part way. */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 #ifdef HAVE_MPI
 	if (start_mpi(&argc, &argv) != 0) {
 		rc = 1;
