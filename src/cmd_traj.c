@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,38 @@ static int is_input(const char *in, const char *path)
 	if (strcmp(in, "-") == 0 ? fstat(STDIN_FILENO, &si) != 0 : stat(in, &si) != 0)
 		return 0;
 	return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+}
+
+/* convert's temporary file while it writes one, for its signal handler:
+ * a copy stopped by a signal leaves nothing behind (it is made again by
+ * the same command), then dies of the signal. unlink, signal and raise
+ * are async-signal-safe. */
+static char convert_tmp[4096];
+
+static void convert_on_signal(int sig)
+{
+	if (convert_tmp[0] != '\0')
+		unlink(convert_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void convert_catch(const char *tmp)
+{
+	static const int SIGS[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+	size_t i;
+
+	if (tmp == NULL || strlen(tmp) >= sizeof convert_tmp)
+		return;
+	strcpy(convert_tmp, tmp);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = convert_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++)
+		sigaddset(&sa.sa_mask, SIGS[i]);
+	for (i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++)
+		sigaction(SIGS[i], &sa, NULL);
 }
 
 /* The status for a trajectory that cannot be read: bad input, 2, as for a
@@ -691,6 +724,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	/* as the run that made it would have (codec 5) */
 	traj_writer_set_predict(w, h->dt);
+	convert_catch(traj_writer_temp_path(w));
 	/* A selection of frames from a file with an index reads only those
 	 * frames (and the frames before each back to its key frame). */
 	indexed = frames && !salvage ? traj_reader_load_index(r, &err) : 0;
@@ -801,6 +835,7 @@ int cmd_convert(int argc, char **argv)
 	status = lost ? EXIT_INCOMPLETE : 0;
 out:
 	traj_writer_abort(w, NULL);
+	convert_tmp[0] = '\0';
 	free_bufs(&in);
 	free_bufs(&asub);
 	free(ranges);
