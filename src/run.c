@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -358,7 +359,7 @@ static int save_checkpoint(const struct run_opts *o, const struct ctx *ctx, stru
 /* A checkpoint write that was killed leaves its temporary file,
  * .NAME.tmp.XXXXXX beside the checkpoint: remove those of this name (read
  * from the directory, not globbed: the name may hold * or ?). */
-static void remove_checkpoint_temps(const char *checkpoint)
+static void remove_checkpoint_temps(const char *checkpoint, const struct timespec *started)
 {
 	const char *slash = strrchr(checkpoint, '/');
 	const char *base = slash ? slash + 1 : checkpoint;
@@ -372,8 +373,17 @@ static void remove_checkpoint_temps(const char *checkpoint)
 	if ((dp = opendir(dir)) != NULL) {
 		while ((e = readdir(dp)) != NULL)
 			if (outfile_is_temp(e->d_name, base)) {
+				struct stat st;
+
+				/* only those last written before this run began: a
+				 * newer one is another live run's (the same command
+				 * started twice at once), not a killed run's */
 				snprintf(path, sizeof path, "%s%s", dir, e->d_name);
-				unlink(path);
+				if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+				    (st.st_mtim.tv_sec < started->tv_sec ||
+				     (st.st_mtim.tv_sec == started->tv_sec &&
+				      st.st_mtim.tv_nsec < started->tv_nsec)))
+					unlink(path);
 			}
 		closedir(dp);
 	}
@@ -457,8 +467,11 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	struct outfile mout = {0};
 	struct util_err aerr = {0};
 	double t0, last = 0, t_out = 0;
+	struct timespec started;
 
 	memset(res, 0, sizeof *res);
+	/* (the file system's clock, which stamps the files a run writes) */
+	clock_gettime(CLOCK_REALTIME, &started);
 	/* Every part of a split run reads the scenario and the start file;
 	 * only part 0 has standard input, and a pipe is read once. */
 	if (ctx && ctx->parts > 1 && strcmp(o->scenario, "-") == 0) {
@@ -699,7 +712,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		if (o->resume)
 			remove_spent(&resumed, partial);
 		unlink(o->checkpoint);
-		remove_checkpoint_temps(o->checkpoint);
+		remove_checkpoint_temps(o->checkpoint, &started);
 	}
 	status = RUN_OK;
 	goto out;
