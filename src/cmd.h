@@ -15,6 +15,11 @@ extern struct ctx cmd_ctx;
  * and returns -1, else 0. */
 int cmd_stdout_flush(void);
 
+/* Installs handler for the signals that stop a command: SIGINT, SIGTERM
+ * and SIGHUP, each blocked while any of them is handled; a SIGHUP that is
+ * ignored (nohup) stays ignored. */
+void cmd_catch_signals(void (*handler)(int));
+
 int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -61,22 +61,36 @@ static void convert_on_signal(int sig)
 	raise(sig);
 }
 
-static void convert_catch(const char *tmp)
+void cmd_catch_signals(void (*handler)(int))
 {
 	static const int SIGS[] = {SIGINT, SIGTERM, SIGHUP};
-	struct sigaction sa;
+	struct sigaction sa, old;
 	size_t i;
 
-	if (tmp == NULL || strlen(tmp) >= sizeof convert_tmp)
-		return;
-	strcpy(convert_tmp, tmp);
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = convert_on_signal;
+	sa.sa_handler = handler;
+	/* a blocking write to a pipe is not cut short by a signal */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++)
 		sigaddset(&sa.sa_mask, SIGS[i]);
-	for (i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++)
+	for (i = 0; i < sizeof SIGS / sizeof SIGS[0]; i++) {
+		/* (SIGINT is taken even when ignored: a shell script's
+		 * background jobs have it ignored, and their kill -INT is
+		 * meant to stop them) */
+		if (SIGS[i] == SIGHUP && sigaction(SIGHUP, NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
 		sigaction(SIGS[i], &sa, NULL);
+	}
+}
+
+static void convert_catch(const char *tmp)
+{
+	if (tmp == NULL || strlen(tmp) >= sizeof convert_tmp)
+		return;
+	strcpy(convert_tmp, tmp);
+	cmd_catch_signals(convert_on_signal);
 }
 
 /* The status for a trajectory that cannot be read: bad input, 2, as for a

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +39,11 @@
 struct ctx cmd_ctx;
 
 static volatile sig_atomic_t stop_signal;
-/* When the first signal came (CLOCK_MONOTONIC): the handlers block one
- * another (sa_mask), so only a handler reads or writes it. */
-static struct timespec first_signal;
+/* When the first signal came (CLOCK_MONOTONIC), written before
+ * stop_signal; {0, 0} while it is being written, which is within the
+ * grace (sa_mask blocks the handlers in the thread that runs one, but a
+ * second signal may reach another thread of the team). */
+static volatile struct timespec first_signal;
 
 /* Seconds after the first signal in which another is taken as the same
  * request: timeout(1) sends its signal to the process and then to its
@@ -56,12 +59,17 @@ static void on_signal(int sig)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!stop_signal) {
+		first_signal.tv_sec = now.tv_sec;
+		first_signal.tv_nsec = now.tv_nsec;
+		atomic_thread_fence(memory_order_seq_cst);
 		stop_signal = sig;
-		first_signal = now;
 		return;
 	}
-	if ((double)(now.tv_sec - first_signal.tv_sec) +
-		    1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec) < MAIN_SIGNAL_GRACE)
+	atomic_thread_fence(memory_order_seq_cst);
+	if ((first_signal.tv_sec == 0 && first_signal.tv_nsec == 0) ||
+	    (double)(now.tv_sec - first_signal.tv_sec) +
+			    1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec) <
+		    MAIN_SIGNAL_GRACE)
 		return;
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -75,7 +83,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "  -o, --output FILE      write the trajectory to FILE (.bin, .csv, .csv.gz;\n"
 	      "                         - for stdout, with --format)\n"
-	      "      --format FMT       bin, csv or csv.gz (default: from FILE's extension)\n"
+	      "      --format FMT       " TRAJ_FORMAT_NAMES " (default: from FILE's extension)\n"
 	      "      --seed N           override the scenario's seed\n"
 	      "      --steps N          override the number of steps\n"
 	      "      --every K          write every K-th step (step 0 is always written)\n"
@@ -635,7 +643,6 @@ static int env_threads_bad(const char *fix)
 static int run_main(int argc, char **argv)
 {
 	struct options o;
-	struct sigaction sa;
 	int rc, i;
 
 	memset(&o, 0, sizeof o);
@@ -679,19 +686,9 @@ static int run_main(int argc, char **argv)
 		goto out;
 	}
 #endif
-	/* First SIGINT, SIGTERM or SIGHUP: finish the step, write it, and close the file
-	 * marked as interrupted. SA_RESTART keeps a blocking write to a pipe
-	 * from failing part way. */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGINT);
-	sigaddset(&sa.sa_mask, SIGTERM);
-	sigaddset(&sa.sa_mask, SIGHUP);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* First SIGINT, SIGTERM or SIGHUP: finish the step, write it, and
+	 * close the file marked as interrupted. */
+	cmd_catch_signals(on_signal);
 #ifdef HAVE_MPI
 	if (start_mpi(&argc, &argv) != 0) {
 		rc = 1;
