@@ -417,6 +417,15 @@ static const char *read_partial(const char *src, const char *name, char *buf, si
 
 /* The options' own checks, once the scenario is known; the format of -o
  * in *fmt. */
+/* The descriptor an output name is written through: 1 for -, N for a
+ * name of descriptor N (outfile_fd_of), -1 for a file or none. */
+static int stream_fd(const char *path)
+{
+	if (path == NULL)
+		return -1;
+	return strcmp(path, "-") == 0 ? 1 : outfile_fd_of(path);
+}
+
 static int check_options(const struct run_opts *o, const struct scenario *sc,
 			 enum traj_format *fmt, struct util_err *err)
 {
@@ -424,15 +433,17 @@ static int check_options(const struct run_opts *o, const struct scenario *sc,
 		return bad_option(err, "--format %s: expected " TRAJ_FORMAT_NAMES, o->format);
 	if ((o->resume || o->checkpoint_every) && !o->checkpoint)
 		return bad_option(err, "%s", "--resume and --checkpoint-every need --checkpoint FILE");
-	if (o->checkpoint && ((o->output && strcmp(o->output, "-") == 0) ||
-			      (o->metrics && strcmp(o->metrics, "-") == 0)))
-		return bad_option(err, "%s", "checkpoints need outputs in files, not -");
-	if (o->metrics && o->output && strcmp(o->metrics, "-") == 0 &&
-	    strcmp(o->output, "-") == 0)
-		return bad_option(err, "%s", "--metrics - and -o - cannot both use stdout");
+	/* - and a descriptor's name (/dev/stdout) are written alike, as
+	 * streams (outfile.h) */
+	if (o->checkpoint && (stream_fd(o->output) >= 0 || stream_fd(o->metrics) >= 0))
+		return bad_option(err, "%s", "checkpoints need outputs in files, not - or a "
+				  "descriptor such as /dev/stdout");
+	if (stream_fd(o->metrics) >= 0 && stream_fd(o->metrics) == stream_fd(o->output))
+		return bad_option(err, "--metrics %s and -o %s cannot both use one descriptor "
+				  "(standard output)", o->metrics, o->output);
 	if (o->output && !o->format) {
 		if (strcmp(o->output, "-") == 0)
-			return bad_option(err, "%s", "-o - needs --format bin, csv or csv.gz");
+			return bad_option(err, "%s", "-o - needs --format " TRAJ_FORMAT_NAMES);
 		if (traj_format_guess(o->output, fmt) != 0)
 			return bad_option(err, "%s: cannot tell the format from the name; use .bin, "
 					  ".csv or .csv.gz, or --format", o->output);

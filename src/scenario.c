@@ -572,6 +572,7 @@ bad:
 /* ---- overrides ---------------------------------------------------------- */
 static int valid_utf8(const unsigned char *s, size_t len, size_t *bad);
 static int nul_escape(const char *t, size_t len, size_t *at);
+static int json_lax(const char *t, size_t len, size_t *at, const char **why);
 
 /* label: what the user typed when it was not --set (--seed 7), or NULL;
  * where: what the messages name, when not "--set TEXT" (a schedule's
@@ -582,6 +583,7 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 	const char *eq = strchr(text, '=');
 	char path[256], *seg, *save = NULL, who[UTIL_ERR_MAX / 2];
 	cJSON *node = root, *value;
+	const char *why;
 	size_t plen;
 
 	size_t bad;
@@ -619,6 +621,14 @@ static int apply_override(const struct load_ctx *c, cJSON *root, const char *tex
 		else
 			util_err_set(c->err, "%s: \\u0000 in a string at byte %zu: NUL is "
 				     "not allowed", who, (size_t)(eq + 1 - text) + bad + 1);
+		return -1;
+	}
+	/* JSON as a file must be (json_lax): --set count=050 is refused as the
+	 * same text in the file is */
+	if (value && json_lax(eq + 1, strlen(eq + 1), &bad, &why)) {
+		cJSON_Delete(value);
+		util_err_set(c->err, "%s: %s, at byte %zu of the value", label ? label : who, why,
+			     bad + 1);
 		return -1;
 	}
 	if (value == NULL) /* a bare word such as reflect */
