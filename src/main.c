@@ -131,9 +131,12 @@ static int option_error(const struct option *longs, const char *arg)
 
 	if (strncmp(arg, "--", 2) == 0 && arg[2] != '\0') {
 		len = strcspn(arg + 2, "=");
-		/* an option named whole, with a value it does not take */
+		/* an option named whole (or by a prefix of it alone), with a
+		 * value it does not take */
+		for (i = 0, hits = 0; longs[i].name; i++)
+			hits += strncmp(longs[i].name, arg + 2, len) == 0;
 		for (i = 0; longs[i].name; i++)
-			if (strlen(longs[i].name) == len &&
+			if ((strlen(longs[i].name) == len || hits == 1) &&
 			    strncmp(longs[i].name, arg + 2, len) == 0 && arg[2 + len] == '=' &&
 			    longs[i].has_arg == no_argument) {
 				char what[256];
@@ -142,7 +145,7 @@ static int option_error(const struct option *longs, const char *arg)
 					 longs[i].name, arg);
 				return usage_error("%s", what);
 			}
-		for (i = 0; longs[i].name; i++)
+		for (i = 0, hits = 0; longs[i].name; i++)
 			if (strncmp(longs[i].name, arg + 2, len) == 0 && used < sizeof names) {
 				used += (size_t)snprintf(names + used, sizeof names - used, "%s--%s",
 							 hits ? ", " : "", longs[i].name);
