@@ -1865,6 +1865,18 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		     sc->speed_noise_period), NUM((double)sc->steps * sc->dt / 1e6));
 		return -1;
 	}
+	/* the other models' speed noise draws at the lattice index
+	 * floor(t / period), an integer of 64 bits: exact only below 2^53 (and
+	 * beyond 2^64 its conversion is undefined, and differed between
+	 * instruction sets) */
+	if (sc->model != MODEL_INERTIA && sc->speed_noise_amp > 0 &&
+	    !((double)sc->steps * sc->dt / sc->speed_noise_period <= SCENARIO_INT_MAX)) {
+		fail_pair(c, "speed.noise.period", "steps", "dt",
+			  "the noise would be read at t/period up to %s, beyond 2^53 - 1: make "
+			  "it at least %s", NUM((double)sc->steps * sc->dt / sc->speed_noise_period),
+			  NUM((double)sc->steps * sc->dt / SCENARIO_INT_MAX));
+		return -1;
+	}
 	if (parse_return(c, root, sc) != 0 || parse_start(c, root, sc) != 0 ||
 	    read_real(c, root, "turn_rate", 0, 0, VM, 1.0, &sc->turn_rate))
 		return -1;
