@@ -277,6 +277,24 @@ int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)
 	size_t k;
 	int d;
 
+	/* slerp keeps the mean of its neighbours' speeds and draws a new one
+	 * only at the return radius (boidsim-scenario(5)): a schedule's new
+	 * limits bound the speeds it draws, not those it keeps, so its bound
+	 * is every limit in force so far */
+	double smin = s->cur->speed_min, smax = s->cur->speed_max;
+
+	if (s->cur->model == MODEL_SLERP) {
+		int i;
+
+		smin = fmin(smin, s->sc->speed_min);
+		smax = fmax(smax, s->sc->speed_max);
+		for (i = 0; i < s->next_stage; i++) {
+			smin = fmin(smin, s->sc->stages[i].sc.speed_min);
+			smax = fmax(smax, s->sc->stages[i].sc.speed_max);
+		}
+		lo = smin * (1.0 - SIM_SPEED_TOL);
+		hi = smax * (1.0 + SIM_SPEED_TOL);
+	}
 	if (s->seen == NULL && !(s->seen = util_alloc((size_t)s->sc->ids_total, 1, err)))
 		return -1;
 	memset(s->seen, 0, f->next_id);
@@ -309,10 +327,9 @@ int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)
 		}
 		sp = sqrt(v2);
 		/* A boid may stand still only when speed.min allows it. */
-		if (sp > hi || (sp < lo && !(sp == 0.0 && s->cur->speed_min == 0.0))) {
+		if (sp > hi || (sp < lo && !(sp == 0.0 && smin == 0.0))) {
 			util_err_set(err, "step %llu: boid %u has speed %.9g outside [%g, %g]",
-				     (unsigned long long)s->step, id, sp,
-				     s->cur->speed_min, s->cur->speed_max);
+				     (unsigned long long)s->step, id, sp, smin, smax);
 			return -1;
 		}
 	}
