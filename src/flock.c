@@ -390,6 +390,27 @@ static void park_copy(struct flock *f, size_t k, size_t p, int unpark)
 		f->park_id[p] = f->id[k];
 }
 
+/* A boid enabled again under limits a schedule has changed since it was
+ * disabled comes back at a speed within them, its heading kept (binary64,
+ * as the models' clamp); inertia's velocity is not bounded (rules.c), and
+ * a boid standing still has no heading to keep. */
+static void within_speeds(struct flock *f, size_t k, const struct scenario *cur)
+{
+	double v2 = 0.0, sp, want;
+	int d;
+
+	if (cur->model == MODEL_INERTIA)
+		return;
+	for (d = 0; d < f->dims; d++)
+		v2 += (double)f->vel[d][k] * (double)f->vel[d][k];
+	sp = sqrt(v2);
+	want = sp > cur->speed_max ? cur->speed_max : sp < cur->speed_min ? cur->speed_min : sp;
+	if (want == sp || sp == 0.0)
+		return;
+	for (d = 0; d < f->dims; d++)
+		f->vel[d][k] = (float)((double)f->vel[d][k] * (want / sp));
+}
+
 size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 			 const struct scenario_event *ev)
 {
@@ -409,8 +430,10 @@ size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 	} else if (ev->kind == EVENT_ENABLE) {
 		/* The last disabled first, as a slider moved back up; the
 		 * scenario's check bounds n by what can have been disabled. */
-		for (; done < ev->n && f->n_parked > 0; done++)
-			park_copy(f, f->n++, --f->n_parked, 1);
+		for (; done < ev->n && f->n_parked > 0; done++) {
+			park_copy(f, f->n, --f->n_parked, 1);
+			within_speeds(f, f->n++, cur);
+		}
 	} else {
 		/* The highest ids first, never the last boid: rank, then slot,
 		 * marks the ones to go (id_next is free scratch between steps).
