@@ -404,7 +404,9 @@ static void within_speeds(struct flock *f, size_t k, const struct scenario *cur)
 	for (d = 0; d < f->dims; d++)
 		v2 += (double)f->vel[d][k] * (double)f->vel[d][k];
 	sp = sqrt(v2);
-	want = sp > cur->speed_max ? cur->speed_max : sp < cur->speed_min ? cur->speed_min : sp;
+	/* (within the tolerance, the state is kept as it was, bit for bit) */
+	want = sp > cur->speed_max * (1.0 + FLOCK_SPEED_TOL) ? cur->speed_max :
+	       sp < cur->speed_min * (1.0 - FLOCK_SPEED_TOL) ? cur->speed_min : sp;
 	if (want == sp || sp == 0.0)
 		return;
 	for (d = 0; d < f->dims; d++)

@@ -13,6 +13,10 @@
  * hue, in 3D. */
 #define FLOCK_FIELDS_MAX 7
 
+/* The relative tolerance of a speed against its limits: binary32
+ * velocities of a boid at speed.max are not exactly at it. */
+#define FLOCK_SPEED_TOL 1e-6
+
 struct flock {
 	int dims;
 	size_t n;

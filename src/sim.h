@@ -109,7 +109,7 @@ void sim_events_on(struct sim *s, struct flock *f);
  * (predators: at predators.speed), to SIM_SPEED_TOL relative, positions
  * inside the box under wrap and reflect. Returns 0, or -1 naming the first
  * violation. */
-#define SIM_SPEED_TOL 1e-6
+#define SIM_SPEED_TOL FLOCK_SPEED_TOL
 int sim_check(struct sim *s, struct util_err *err);
 
 /* The same of flock f, the whole flock of s's run (sim_whole). */
