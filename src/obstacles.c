@@ -148,6 +148,24 @@ int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1
 		t = s;
 		for (d = 0; d < dims; d++)
 			n[d] = (p0[d] + t * dir[d] - o->a[d]) / o->radius;
+		/* The hit point is on the sphere only to the rounding of a move
+		 * as long as the coordinates: for a radius tiny beside them, or a
+		 * move far longer, n is no longer a unit vector and the mirror
+		 * would change the speed (a review saw 1 become 1.22, and 1e9
+		 * become 3e13). Normalised then only, so that every ordinary
+		 * bounce keeps its bits. */
+		{
+			double n2 = 0.0;
+
+			for (d = 0; d < dims; d++)
+				n2 += n[d] * n[d];
+			if (fabs(n2 - 1.0) > 1e-9 && n2 > 0.0) {
+				const double len = sqrt(n2);
+
+				for (d = 0; d < dims; d++)
+					n[d] /= len;
+			}
+		}
 		break;
 	}
 	case OBSTACLE_BOX: {
