@@ -1117,21 +1117,30 @@ static int read_region(const struct load_ctx *c, const cJSON *node, const char *
 }
 
 /* A point that must lie in the box under wrap and reflect, where boids
- * live; pad: how far around it (a ball's radius). */
+ * live; pad: how far around it (a ball's radius, named pad_path), which
+ * is the key blamed when the point itself is inside. */
 static int check_inside(const struct load_ctx *c, const char *path, const struct scenario *sc,
-			const double x[3], double pad)
+			const double x[3], double pad, const char *pad_path)
 {
 	int d;
 
 	if (sc->mode != BOUNDS_WRAP && sc->mode != BOUNDS_REFLECT)
 		return 0;
-	for (d = 0; d < sc->dims; d++)
-		if (x[d] - pad < sc->bmin[d] || x[d] + pad > sc->bmax[d]) {
+	for (d = 0; d < sc->dims; d++) {
+		if (x[d] < sc->bmin[d] || x[d] > sc->bmax[d]) {
 			fail_pair(c, path, "bounds.min", "bounds.max",
 				  "must lie inside the bounds box under %s (axis %d: %s to %s)",
 				  scenario_mode_name(sc->mode), d, NUM(sc->bmin[d]), NUM(sc->bmax[d]));
 			return -1;
 		}
+		if (x[d] - pad < sc->bmin[d] || x[d] + pad > sc->bmax[d]) {
+			fail_pair(c, pad_path, path, "bounds",
+				  "the ball of this radius around %s must lie inside the bounds "
+				  "box under %s (axis %d: %s to %s)", path,
+				  scenario_mode_name(sc->mode), d, NUM(sc->bmin[d]), NUM(sc->bmax[d]));
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -1263,7 +1272,8 @@ static int parse_start(const struct load_ctx *c, const cJSON *root, struct scena
 			fail(c, "start.radius", "only for start.shape \"ball\"");
 			return -1;
 		}
-		if (check_inside(c, "start.center", sc, sc->start_center, sc->start_radius) != 0)
+		if (check_inside(c, "start.center", sc, sc->start_center, sc->start_radius,
+				 "start.radius") != 0)
 			return -1;
 	}
 	rc = read_vec(c, root, "start.heading", sc->dims, 0, sc->start_heading);
