@@ -2,9 +2,11 @@
 #include "config.h"
 #include "integrate.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "detmath.h"
 #include "obstacles.h"
 
 void integrate_params_init(struct integrate_params *ip, const struct scenario *sc)
@@ -49,6 +51,143 @@ int integrate_obstacles_near(const struct integrate_params *ip, const float pos[
 	return integrate_obstacles_in(ip, lo, hi, buf, list);
 }
 
+/* A move gives up bouncing after this many bounces, and a boid pushed
+ * out of obstacles this many times in all goes back (integrate_finish). */
+#define INTEGRATE_BOUNCES 8
+#define INTEGRATE_PASSES 64
+
+/* Whether rounding p (the end of a move, off the segment o's line) to pf
+ * (binary32) put it on or across the line, within the segment's length
+ * (OBSTACLE_END_TOL further at each end, as obstacle_hit): then p becomes
+ * the binary32 point nearest it along the line's normal on p's side, a
+ * few units in the last place away, and 1. */
+static int segment_rounding(const struct obstacle *o, double p[3], const double pf[3])
+{
+	const double sp = obstacle_side(o, p), sf = obstacle_side(o, pf);
+	const double e0 = o->b[0] - o->a[0], e1 = o->b[1] - o->a[1], l2 = e0 * e0 + e1 * e1;
+	double w, n[2], len, ulp, big;
+	int i, k;
+
+	if (sp == 0.0 || (sf != 0.0 && (sf > 0.0) == (sp > 0.0)) || l2 == 0.0)
+		return 0;
+	w = ((pf[0] - o->a[0]) * e0 + (pf[1] - o->a[1]) * e1) / l2;
+	if (w < -OBSTACLE_END_TOL || w > 1.0 + OBSTACLE_END_TOL)
+		return 0;
+	/* the unit normal on p's side: obstacle_side is positive on (-e1, e0)'s */
+	len = sqrt(l2);
+	n[0] = (sp > 0.0 ? -e1 : e1) / len;
+	n[1] = (sp > 0.0 ? e0 : -e0) / len;
+	big = fmax(fmax(fabs(p[0]), fabs(p[1])), (double)FLT_MIN);
+	ulp = ldexp(1.0, ilogb(big) - (FLT_MANT_DIG - 1));
+	for (i = 1; i <= 64; i *= 2) {
+		double c[3] = {0, 0, 0}, sc;
+
+		for (k = 0; k < 2; k++)
+			c[k] = (float)(p[k] + i * ulp * n[k]);
+		sc = obstacle_side(o, c);
+		if (sc != 0.0 && (sc > 0.0) == (sp > 0.0)) {
+			p[0] = c[0];
+			p[1] = c[1];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int integrate_inside(const struct integrate_params *ip, const double x[3])
+{
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *near;
+	int j, m = integrate_obstacles_in(ip, x, x, buf, &near);
+
+	for (j = 0; j < m; j++)
+		if (obstacle_inside(&ip->obstacles[near ? near[j] : j], ip->dims, x))
+			return near ? near[j] : j;
+	return -1;
+}
+
+/* Whether c is a place to stay: inside the box where the walls keep boids
+ * in it, outside every obstacle, and reached from x without crossing a
+ * segment. c holds binary32 values. */
+static int free_place(const struct integrate_params *ip, const double x[3], const double c[3])
+{
+	const struct bounds *b = &ip->box;
+	double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *near;
+	int k, j, m;
+
+	for (k = 0; k < ip->dims; k++) {
+		if ((b->mode == BOUNDS_WRAP && !(c[k] >= b->lo_f[k] && c[k] < b->hi_f[k])) ||
+		    (b->mode == BOUNDS_REFLECT && !(c[k] >= b->lo_f[k] && c[k] <= b->hi_f[k])))
+			return 0;
+		lo[k] = fmin(x[k], c[k]);
+		hi[k] = fmax(x[k], c[k]);
+	}
+	if (integrate_inside(ip, c) >= 0)
+		return 0;
+	m = integrate_obstacles_in(ip, lo, hi, buf, &near);
+	for (j = 0; j < m; j++) {
+		const struct obstacle *o = &ip->obstacles[near ? near[j] : j];
+		double t, n[3];
+
+		if (o->kind == OBSTACLE_SEGMENT && obstacle_hit(o, ip->dims, x, c, &t, n))
+			return 0;
+	}
+	return 1;
+}
+
+/* A boid that the push-out keeps sending from one obstacle into another
+ * (two that overlap, one reaching past a reflecting wall) goes back to
+ * where its step began, turned round, when that place is free (it is,
+ * unless obstacles appeared there this step); else to the nearest free
+ * place found on rays from where it is, in 16 directions (2D) or 26 (3D),
+ * at distances doubling from 1e-5 of its largest coordinate. Where there
+ * is none it stays. */
+static void escape(const struct integrate_params *ip, const float pos[3], double p[3],
+		   float vel[3])
+{
+	double x[3] = {0, 0, 0}, c[3] = {0, 0, 0}, scale = 1.0, r;
+	int k, i, dims = ip->dims;
+
+	for (k = 0; k < dims; k++) {
+		x[k] = (float)p[k];
+		c[k] = pos[k];
+		scale = fmax(scale, fabs(x[k]));
+	}
+	if (free_place(ip, x, c)) {
+		for (k = 0; k < dims; k++) {
+			p[k] = c[k];
+			vel[k] = -vel[k];
+		}
+		return;
+	}
+	for (r = 1e-5 * scale; r < 1e6 * scale; r *= 2.0) {
+		for (i = 0; i < (dims == 2 ? 16 : 27); i++) {
+			double u[3] = {0, 0, 0}, len = 0.0;
+
+			if (dims == 2) {
+				detmath_sincos(DETMATH_PI / 8.0 * i, &u[1], &u[0]);
+			} else {
+				if (i == 13) /* (0, 0, 0) */
+					continue;
+				u[0] = i / 9 - 1;
+				u[1] = i / 3 % 3 - 1;
+				u[2] = i % 3 - 1;
+			}
+			for (k = 0; k < dims; k++)
+				len += u[k] * u[k];
+			len = sqrt(len);
+			for (k = 0; k < dims; k++)
+				c[k] = (float)(x[k] + r * u[k] / len);
+			if (free_place(ip, x, c)) {
+				memcpy(p, c, 3 * sizeof *p);
+				return;
+			}
+		}
+	}
+}
+
 void integrate_finish(const struct integrate_params *ip, const float pos[3], double p[3],
 		      float vel[3])
 {
@@ -67,20 +206,38 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	}
 	/* A bounce can send the rest of the move into another obstacle:
 	 * follow it a few times from each point of impact. Each time the
-	 * first obstacle the move hits, in index order; only those near the
-	 * move can (integrate_obstacles_in), the others would all miss. */
-	for (pass = 0; pass < 8; pass++) {
+	 * obstacle the move touches first (the least t; of equal ones, the
+	 * first in index order): another that the move also enters, further
+	 * on, lies beyond that surface. Only those near the move can be hit
+	 * (integrate_obstacles_in), the others would all miss. A move still
+	 * bouncing after INTEGRATE_BOUNCES stops at its last point of
+	 * impact, outside, rather than going on untested. */
+	for (pass = 0; pass < INTEGRATE_BOUNCES; pass++) {
+		double t = INFINITY, n[3] = {0, 0, 0};
+
 		for (k = 0; k < dims; k++) {
 			lo[k] = fmin(p0[k], p[k]);
 			hi[k] = fmax(p0[k], p[k]);
 		}
 		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
 		hit = 0;
-		for (j = 0; j < m && !hit; j++)
-			hit = obstacle_collide(&ip->obstacles[near ? near[j] : j], dims, p0, p, v);
+		for (j = 0; j < m; j++) {
+			double tj, nj[3];
+
+			if (obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tj,
+					 nj) &&
+			    tj < t) {
+				t = tj;
+				memcpy(n, nj, sizeof n);
+				hit = 1;
+			}
+		}
 		if (!hit)
 			break;
+		obstacle_reflect(dims, p0, p, v, t, n);
 	}
+	if (hit)
+		memcpy(p, p0, 3 * sizeof *p);
 	for (k = 0; k < dims; k++) {
 		vel[k] = (float)v[k];
 		lo[k] = p[k];
@@ -94,14 +251,20 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	 * margin (1e-6 x (1 + the largest coordinate), obstacles.h), so every
 	 * obstacle the rounded point is inside of is on the list, in the same
 	 * increasing order as a query of its own would give. */
-	reuse = pass < 8 && !hit;
+	reuse = !hit;
 	for (k = 0; k < dims; k++)
 		reuse = reuse && (p[k] == lo[k] || p[k] == (double)(float)lo[k]);
 	/* Whatever the walls, a corner, rounding to binary32 or a flock that
 	 * started inside did: a boid left inside goes to the nearest surface,
-	 * just outside, moving out of it, then back into the box. The first obstacle it is inside of,
-	 * in index order (only those at its point can hold it); pushed out of
-	 * one, maybe into another: check again. */
+	 * just outside, moving out of it, then back into the box. The first
+	 * obstacle it is inside of, in index order (only those at its point
+	 * can hold it); pushed out of one, maybe into another: check again.
+	 * A segment has no inside, so the side the boid is on is all that
+	 * stops it next step: where rounding to binary32 moved it onto or
+	 * across a segment's line, it goes the least step back to the side
+	 * its exact point is on (segment_rounding). Obstacles that keep
+	 * pushing a boid between them (two that overlap, one at a wall) send
+	 * it back where the step began, outside them all, turned round. */
 	do {
 		double pf[3] = {0, 0, 0};
 
@@ -116,6 +279,12 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			int inside;
 
 			i = near ? near[j] : j;
+			if (ip->obstacles[i].kind == OBSTACLE_SEGMENT) {
+				pushed = segment_rounding(&ip->obstacles[i], p, pf);
+				if (pushed)
+					bounds_apply(&ip->box, p, vel);
+				continue;
+			}
 			if (!obstacle_inside(&ip->obstacles[i], dims, pf))
 				continue;
 			obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
@@ -142,7 +311,9 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			bounds_apply(&ip->box, p, vel);
 			pushed = 1;
 		}
-	} while (pushed && ++pass <= 64);
+	} while (pushed && ++pass <= INTEGRATE_PASSES);
+	if (pushed)
+		escape(ip, pos, p, vel);
 }
 
 void integrate_boid(const struct integrate_params *ip, const double acc[3],

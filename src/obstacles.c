@@ -97,8 +97,8 @@ int obstacle_inside(const struct obstacle *o, int dims, const double p[3])
 
 /* Mirror the remainder of the move (from the hit point h, fraction t of
  * the move done) and the velocity about the unit normal n. */
-static void reflect(int dims, double p0[3], double p1[3], double v[3], double t,
-		    const double n[3])
+void obstacle_reflect(int dims, double p0[3], double p1[3], double v[3], double t,
+		      const double n[3])
 {
 	double h[3], rest[3], rn = 0, vn = 0;
 	int d;
@@ -117,12 +117,13 @@ static void reflect(int dims, double p0[3], double p1[3], double v[3], double t,
 	}
 }
 
-int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1[3],
-		     double v[3])
+int obstacle_hit(const struct obstacle *o, int dims, const double p0[3], const double p1[3],
+		 double *tp, double n[3])
 {
-	double dir[3] = {0, 0, 0}, n[3] = {0, 0, 0}, t = -1.0;
+	double dir[3] = {0, 0, 0}, t = -1.0;
 	int d;
 
+	n[0] = n[1] = n[2] = 0.0;
 	for (d = 0; d < dims; d++)
 		dir[d] = p1[d] - p0[d];
 	switch (o->kind) {
@@ -212,7 +213,10 @@ int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1
 			return 0;
 		s = ((o->a[0] - p0[0]) * e1 - (o->a[1] - p0[1]) * e0) / den;
 		u = ((o->a[0] - p0[0]) * dir[1] - (o->a[1] - p0[1]) * dir[0]) / den;
-		if (s < 0.0 || s > 1.0 || u < 0.0 || u > 1.0)
+		/* A move through a polyline's joint hits both of its segments
+		 * at u = 1 and u = 0 exactly; rounding can make both miss, so
+		 * each end is widened by OBSTACLE_END_TOL of the segment. */
+		if (s < 0.0 || s > 1.0 || u < -OBSTACLE_END_TOL || u > 1.0 + OBSTACLE_END_TOL)
 			return 0;
 		t = s;
 		len = sqrt(e0 * e0 + e1 * e1);
@@ -225,8 +229,24 @@ int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1
 		break;
 	}
 	}
-	reflect(dims, p0, p1, v, t, n);
+	*tp = t;
 	return 1;
+}
+
+int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1[3],
+		     double v[3])
+{
+	double t, n[3];
+
+	if (!obstacle_hit(o, dims, p0, p1, &t, n))
+		return 0;
+	obstacle_reflect(dims, p0, p1, v, t, n);
+	return 1;
+}
+
+double obstacle_side(const struct obstacle *o, const double p[3])
+{
+	return (o->b[0] - o->a[0]) * (p[1] - o->a[1]) - (o->b[1] - o->a[1]) * (p[0] - o->a[0]);
 }
 
 /* ---- the index ---- */

@@ -22,13 +22,30 @@ void obstacle_nearest(const struct obstacle *o, int dims, const double p[3], dou
 /* Whether p is inside o: obstacle_nearest's *inside, without the point. */
 int obstacle_inside(const struct obstacle *o, int dims, const double p[3]);
 
-/* A move from p0 to p1 (velocity v) that would enter o stops at the surface
- * and is mirrored: p1 becomes the reflection of the rest of the move, v the
- * reflection of v, both about the surface's normal where the move hit it.
- * Returns 1 when it hit, with p0 moved to the point of impact. Tested
- * against the whole move, so no step size tunnels through. */
+/* Whether a move from p0 to p1 enters o: then *t is the fraction of the
+ * move done where it first touches o's surface, and n the unit normal
+ * there, facing the move. Tested against the whole move, so no step size
+ * tunnels through. A segment's ends reach OBSTACLE_END_TOL of its length
+ * further, so that a move through the joint of two pieces of a polyline
+ * hits at least one of them whatever the rounding. */
+#define OBSTACLE_END_TOL 1e-9
+int obstacle_hit(const struct obstacle *o, int dims, const double p0[3], const double p1[3],
+		 double *t, double n[3]);
+
+/* The bounce of a move from p0 to p1 (velocity v) that hits a surface of
+ * unit normal n at fraction t of the move: p0 becomes the point of
+ * impact, p1 the reflection of the rest of the move, v the reflection of
+ * v, both about n; both points a hair (1e-9) off the surface, on n's side. */
+void obstacle_reflect(int dims, double p0[3], double p1[3], double v[3], double t,
+		      const double n[3]);
+
+/* obstacle_hit, then obstacle_reflect where it hit; 1 when it did. */
 int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1[3],
 		     double v[3]);
+
+/* Of a segment (2D): the cross product of b - a and p - a, whose sign
+ * tells which side of the segment's line p is on (0: on it). */
+double obstacle_side(const struct obstacle *o, const double p[3]);
 
 /* A static spatial index of the obstacles, so that a boid tests only the
  * obstacles near it: a uniform grid of cells over the obstacles' bounding

@@ -412,6 +412,126 @@ START_TEST(test_wrap_into_obstacle)
 }
 END_TEST
 
+/* integrate_finish for the obstacles in the scenario text (a 2D box of
+ * 0..100, reflect), the move from (x0, y0) to (x1, y1): the binary32
+ * position it leaves. */
+static void finish_move(const char *obstacles, const float pos[2], const double end[2],
+			float out[2])
+{
+	char text[2048];
+	struct scenario sc;
+	struct integrate_params ip;
+	double p[3] = {end[0], end[1], 0};
+	float start[3] = {pos[0], pos[1], 0}, vel[3] = {(float)(end[0] - pos[0]),
+						      (float)(end[1] - pos[1]), 0};
+
+	snprintf(text, sizeof text, "{\"count\": 1, \"steps\": 1, \"speed\": {\"max\": 1000},"
+		 " \"bounds\": {\"min\": [0, 0], \"max\": [100, 100], \"mode\": \"reflect\"},"
+		 " \"obstacles\": %s}", obstacles);
+	load_ok(text, &sc);
+	integrate_params_init(&ip, &sc);
+	integrate_finish(&ip, start, p, vel);
+	out[0] = (float)p[0];
+	out[1] = (float)p[1];
+	scenario_free(&sc);
+}
+
+/* A move that crosses two walls bounces off the one it reaches first,
+ * whatever their order in the list (the first listed used to win, and
+ * the boid ended between the walls, through the nearer one). */
+START_TEST(test_nearest_wall_first)
+{
+	static const char *const WALLS[] = {
+		"[{\"type\": \"segment\", \"from\": [10, 0], \"to\": [10, 20]},"
+		" {\"type\": \"segment\", \"from\": [5, 0], \"to\": [5, 20]}]",
+		"[{\"type\": \"segment\", \"from\": [5, 0], \"to\": [5, 20]},"
+		" {\"type\": \"segment\", \"from\": [10, 0], \"to\": [10, 20]}]"};
+	const float pos[2] = {2, 10};
+	const double end[2] = {12, 10};
+	float out[2];
+
+	finish_move(WALLS[_i], pos, end, out);
+	ck_assert_msg(out[0] < 5.0f, "order %d: the boid ended at x = %.9g, past the wall at 5",
+		      _i, (double)out[0]);
+}
+END_TEST
+
+/* A move that would bounce more often than the integrator follows (a
+ * boid between two walls a thousandth apart, moving 50 of their gaps
+ * across them) ends at its last point of impact, between them, rather
+ * than going on untested through one. */
+START_TEST(test_bounces_end_inside)
+{
+	const float pos[2] = {10.0f, 10.0005f};
+	const double end[2] = {10.05, 10.0005 + 0.05};
+	float out[2];
+
+	finish_move("[{\"type\": \"segment\", \"from\": [0, 10], \"to\": [100, 10]},"
+		    " {\"type\": \"segment\", \"from\": [0, 10.001], \"to\": [100, 10.001]}]",
+		    pos, end, out);
+	ck_assert_msg(out[1] > 10.0f && out[1] < 10.001f, "the boid ended at y = %.9g",
+		      (double)out[1]);
+}
+END_TEST
+
+/* A bounce that leaves the boid a hair off a slanted wall, closer than
+ * binary32 can tell at its coordinates: the position it is rounded to
+ * is still on its own side of the wall, never on or across its line
+ * (more than a third of these moves used to be). */
+#define SIDE(p) (70 * ((p)[1] - 30) - 47 * ((p)[0] - 20)) /* > 0: the start's side */
+START_TEST(test_rounding_keeps_side)
+{
+	const char *wall = "[{\"type\": \"segment\", \"from\": [20, 30], \"to\": [90, 77]}]";
+	int t, flipped = 0;
+
+	rnd_state = 11;
+	for (t = 0; t < 3000; t++) {
+		/* a point of the wall, the move's end a little beyond it */
+		const double u = uni(0.05, 0.95), e0 = 70, e1 = 47, len = hypot(e0, e1);
+		const double h[2] = {20 + u * e0, 30 + u * e1}, d = uni(0, 1e-6);
+		const double end[2] = {h[0] + e1 / len * d, h[1] - e0 / len * d};
+		const float pos[2] = {(float)(h[0] - e1 / len * 3 + uni(-2, 2)),
+				      (float)(h[1] + e0 / len * 3 + uni(-2, 2))};
+		double sp[3] = {pos[0], pos[1], 0}, se[3], so[3];
+		float out[2];
+
+		se[0] = end[0], se[1] = end[1], se[2] = 0;
+		ck_assert(SIDE(sp) > 0 && SIDE(se) < 0);
+		finish_move(wall, pos, end, out);
+		so[0] = out[0], so[1] = out[1], so[2] = 0;
+		if (!(SIDE(so) > 0))
+			flipped++;
+	}
+	ck_assert_int_eq(flipped, 0);
+}
+END_TEST
+#undef SIDE
+
+/* Boids under two overlapping circles drawn over them, at a wall they
+ * reach past, each pushing a boid into the other or the wall: every one
+ * ends outside both, in the box. */
+START_TEST(test_overlap_escape)
+{
+	const char *obs = "[{\"type\": \"sphere\", \"center\": [95, 50], \"radius\": 6},"
+			  " {\"type\": \"sphere\", \"center\": [97, 43], \"radius\": 6}]";
+	int t;
+
+	rnd_state = 5;
+	for (t = 0; t < 400; t++) {
+		const float pos[2] = {(float)uni(92, 100), (float)uni(41, 52)};
+		const double end[2] = {pos[0] + uni(-0.5, 0.5), pos[1] + uni(-0.5, 0.5)};
+		float out[2];
+
+		finish_move(obs, pos, end, out);
+		ck_assert_msg(out[0] >= 0 && out[0] <= 100 &&
+			      hypot(out[0] - 95.0, out[1] - 50.0) >= 6 &&
+			      hypot(out[0] - 97.0, out[1] - 43.0) >= 6,
+			      "from (%.9g, %.9g): ended at (%.9g, %.9g)", (double)pos[0],
+			      (double)pos[1], (double)out[0], (double)out[1]);
+	}
+}
+END_TEST
+
 /* obstacle_inside, which the integrator's push-out asks first, answers as
  * obstacle_nearest does, also on and a rounding away from the surfaces. */
 START_TEST(test_inside_agrees)
@@ -452,6 +572,10 @@ Suite *obstacles_suite(void)
 	tcase_add_test(tc, test_index_owned);
 	tcase_add_loop_test(tc, test_inside_agrees, 0, 2);
 	tcase_add_test(tc, test_wrap_into_obstacle);
+	tcase_add_loop_test(tc, test_nearest_wall_first, 0, 2);
+	tcase_add_test(tc, test_bounces_end_inside);
+	tcase_add_test(tc, test_rounding_keeps_side);
+	tcase_add_test(tc, test_overlap_escape);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
 			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
 	suite_add_tcase(s, tc);
