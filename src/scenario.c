@@ -2118,31 +2118,49 @@ static int json_lax(const char *t, size_t len, size_t *at, const char **why)
 	return 0;
 }
 
+/* Where text[0 .. n) leaves a JSON reader: inside a string or not, the
+ * deepest nesting of arrays and objects on the way, and (inner, if not
+ * NULL) the bracket innermost open at the end, 0 for none or past the
+ * depth cJSON takes. */
+static void scan_json(const char *text, size_t n, int *in_str, size_t *most, char *inner)
+{
+	char open[CJSON_NESTING_LIMIT + 1];
+	size_t i, depth = 0;
+
+	*in_str = 0;
+	*most = 0;
+	for (i = 0; i < n; i++) {
+		char ch = text[i];
+
+		if (*in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				*in_str = 0;
+		} else if (ch == '"') {
+			*in_str = 1;
+		} else if (ch == '[' || ch == '{') {
+			if (depth < sizeof open)
+				open[depth] = ch;
+			if (++depth > *most)
+				*most = depth;
+		} else if ((ch == ']' || ch == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	if (inner)
+		*inner = depth > 0 && depth <= sizeof open ? open[depth - 1] : 0;
+}
+
 /* What most likely broke a parse that stopped at off: arrays and objects
  * nested deeper than cJSON takes, a \\u escape of a lone surrogate (no
  * character), or else the usual non-JSON habits. */
 static const char *parse_hint(const char *text, size_t len, size_t off)
 {
-	size_t i, depth = 0, most = 0;
-	int in_str = 0;
+	size_t i, most;
+	int in_str;
 
-	for (i = 0; i < off && i < len; i++) {
-		char ch = text[i];
-
-		if (in_str) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				in_str = 0;
-		} else if (ch == '"') {
-			in_str = 1;
-		} else if (ch == '[' || ch == '{') {
-			if (++depth > most)
-				most = depth;
-		} else if ((ch == ']' || ch == '}') && depth > 0) {
-			depth--;
-		}
-	}
+	scan_json(text, off < len ? off : len, &in_str, &most, NULL);
 	if (most >= CJSON_NESTING_LIMIT)
 		return "arrays and objects nested deeper than " STR(CJSON_NESTING_LIMIT) " levels";
 	/* the escape the parser stopped in, or just before */
@@ -2152,6 +2170,29 @@ static const char *parse_hint(const char *text, size_t len, size_t off)
 		    text[i + 3] != '\0' && strchr("89abAB", text[i + 3]))
 			return "a \\u escape of a lone surrogate (D800 to DFFF) is not a character";
 	return "not valid JSON (NaN, Infinity, comments and trailing commas are not JSON)";
+}
+
+/* Whether a parse that stopped at off stopped one past the first
+ * character of what had to be an object's key: cJSON reports a string
+ * that does not start with a quote after that character, where every
+ * other error is reported at the character itself. So: the character
+ * before off is not a space or a quote, the one before it (past spaces)
+ * opens an object or follows one of its members, and the innermost
+ * bracket open there is a brace. */
+static int key_expected(const char *text, size_t len, size_t off)
+{
+	size_t p, most;
+	int in_str;
+	char inner;
+
+	if (off < 2 || off > len || isspace((unsigned char)text[off - 1]) || text[off - 1] == '"')
+		return 0;
+	for (p = off - 1; p > 0 && isspace((unsigned char)text[p - 1]); p--)
+		;
+	if (p == 0 || (text[p - 1] != '{' && text[p - 1] != ','))
+		return 0;
+	scan_json(text, p, &in_str, &most, &inner);
+	return !in_str && inner == '{';
 }
 
 static void line_col(const char *text, size_t off, int *line, int *col)
@@ -2203,6 +2244,13 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 		const char *at = cJSON_GetErrorPtr();
 		size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : 0;
 
+		if (key_expected(text, len, off)) {
+			line_col(text, off - 1, &line, &col);
+			util_err_set(err, "%s:%d:%d: parse error: expected a key (a string in "
+				     "double quotes)%s", name, line, col,
+				     text[off - 1] == '}' ? "; JSON has no trailing commas" : "");
+			goto out;
+		}
 		line_col(text, off, &line, &col);
 		util_err_set(err, "%s:%d:%d: parse error: %s", name, line, col,
 			     parse_hint(text, len, off));
