@@ -433,16 +433,21 @@ static void log_line(void *user, int level, const char *msg)
 	fprintf(stderr, "boidsim: %s\n", msg);
 }
 
-/* What the environment chooses for the library: BOIDSIM_SIMD (any other
- * value than a level's name is ignored, as boidsim(1) says). */
-static void setup_ctx(struct ctx *c)
+/* What the environment chooses for the library: BOIDSIM_SIMD, a level's
+ * name (empty: unset). Any other value is a usage error of a run, said by
+ * simd_bad: a typo must not make a comparison of levels pass unseen. */
+static const char *setup_ctx(struct ctx *c)
 {
 	const char *simd = getenv("BOIDSIM_SIMD");
 	enum ctx_simd level;
 
 	c->log = log_line;
-	if (simd && ctx_simd_parse(simd, &level) == 0)
-		c->simd = level;
+	if (simd == NULL || simd[0] == '\0')
+		return NULL;
+	if (ctx_simd_parse(simd, &level) != 0)
+		return simd;
+	c->simd = level;
+	return NULL;
 }
 
 #ifdef HAVE_MPI
@@ -643,14 +648,32 @@ static int env_threads_bad(const char *fix)
 }
 #endif
 
+/* The one line for a BOIDSIM_SIMD that names no level; 1 if it did. */
+static int simd_bad(const char *value)
+{
+	int i;
+
+	if (value == NULL)
+		return 0;
+	mute_others(1);
+	fprintf(stderr, "boidsim: BOIDSIM_SIMD=%s: expected ", value);
+	for (i = 0; i < CTX_SIMD_LEVELS; i++)
+		fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < CTX_SIMD_LEVELS ? ", " : " or ",
+			ctx_simd_name((enum ctx_simd)i));
+	fprintf(stderr, ", or no value\n");
+	mute_others(0);
+	return 1;
+}
+
 static int run_main(int argc, char **argv)
 {
 	struct options o;
+	const char *simd;
 	int rc, i;
 
 	memset(&o, 0, sizeof o);
 	ctx_init(&cmd_ctx);
-	setup_ctx(&cmd_ctx);
+	simd = setup_ctx(&cmd_ctx);
 	/* Subcommands, as in git, after any -q/-v; "run" is handled with the
 	 * options below. */
 	for (i = 1; i < argc; i++) {
@@ -677,6 +700,10 @@ static int run_main(int argc, char **argv)
 	mute_others(0);
 	if (rc != 0) {
 		rc = rc < 0 ? 0 : usage_status(rc);
+		goto out;
+	}
+	if (simd_bad(simd)) {
+		rc = usage_status(EXIT_USAGE);
 		goto out;
 	}
 #ifdef _OPENMP
