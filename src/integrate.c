@@ -56,14 +56,31 @@ int integrate_obstacles_near(const struct integrate_params *ip, const float pos[
 #define INTEGRATE_BOUNCES 8
 #define INTEGRATE_PASSES 64
 
-/* Whether rounding p (the end of a move, off the segment o's line) to pf
- * (binary32) put it on or across the line, within the segment's length
- * (OBSTACLE_END_TOL further at each end, as obstacle_hit): then p becomes
- * the binary32 point nearest it along the line's normal on p's side, a
- * few units in the last place away, and 1. */
-static int segment_rounding(const struct obstacle *o, double p[3], const double pf[3])
+/* bounds_apply, keeping in x the exact point that p stands for: under
+ * wrap the walls also round p to binary32 (bounds_wrap1), so x is p
+ * before that, moved by the whole boxes p was. */
+static void finish_bounds(const struct integrate_params *ip, double p[3], float vel[3],
+			  double x[3])
 {
-	const double sp = obstacle_side(o, p), sf = obstacle_side(o, pf);
+	const struct bounds *b = &ip->box;
+	int k;
+
+	memcpy(x, p, 3 * sizeof *x);
+	bounds_apply(b, p, vel);
+	if (b->mode == BOUNDS_WRAP)
+		for (k = 0; k < ip->dims; k++)
+			x[k] += nearbyint((p[k] - x[k]) / b->len[k]) * b->len[k];
+}
+
+/* Whether rounding x (the end of a move, off the segment o's line) to pf
+ * (binary32) put it on or across the line, within the segment's length
+ * (OBSTACLE_END_TOL further at each end, as obstacle_hit): then p and x
+ * become the binary32 point nearest x along the line's normal on x's
+ * side, a few units in the last place away, and 1. */
+static int segment_rounding(const struct obstacle *o, double x[3], double p[3],
+			    const double pf[3])
+{
+	const double sp = obstacle_side(o, x), sf = obstacle_side(o, pf);
 	const double e0 = o->b[0] - o->a[0], e1 = o->b[1] - o->a[1], l2 = e0 * e0 + e1 * e1;
 	double w, n[2], len, ulp, big;
 	int i, k;
@@ -77,17 +94,17 @@ static int segment_rounding(const struct obstacle *o, double p[3], const double 
 	len = sqrt(l2);
 	n[0] = (sp > 0.0 ? -e1 : e1) / len;
 	n[1] = (sp > 0.0 ? e0 : -e0) / len;
-	big = fmax(fmax(fabs(p[0]), fabs(p[1])), (double)FLT_MIN);
+	big = fmax(fmax(fabs(x[0]), fabs(x[1])), (double)FLT_MIN);
 	ulp = ldexp(1.0, ilogb(big) - (FLT_MANT_DIG - 1));
 	for (i = 1; i <= 64; i *= 2) {
 		double c[3] = {0, 0, 0}, sc;
 
 		for (k = 0; k < 2; k++)
-			c[k] = (float)(p[k] + i * ulp * n[k]);
+			c[k] = (float)(x[k] + i * ulp * n[k]);
 		sc = obstacle_side(o, c);
 		if (sc != 0.0 && (sc > 0.0) == (sp > 0.0)) {
-			p[0] = c[0];
-			p[1] = c[1];
+			for (k = 0; k < 2; k++)
+				p[k] = x[k] = c[k];
 			return 1;
 		}
 	}
@@ -192,6 +209,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		      float vel[3])
 {
 	double p0[3] = {0, 0, 0}, v[3] = {0, 0, 0}, lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+	double x[3]; /* the exact point p stands for (finish_bounds) */
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
 	int k, pass, i, j, m, hit = 0, pushed, reuse, dims = ip->dims;
@@ -242,7 +260,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		vel[k] = (float)v[k];
 		lo[k] = p[k];
 	}
-	bounds_apply(&ip->box, p, vel);
+	finish_bounds(ip, p, vel, x);
 	/* The move's last query serves the check below while the walls left
 	 * the end of the move where it was, or only rounded it to binary32 (a
 	 * wrap box's, inside it) after a move that hit nothing: nearly every
@@ -280,9 +298,9 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 
 			i = near ? near[j] : j;
 			if (ip->obstacles[i].kind == OBSTACLE_SEGMENT) {
-				pushed = segment_rounding(&ip->obstacles[i], p, pf);
+				pushed = segment_rounding(&ip->obstacles[i], x, p, pf);
 				if (pushed)
-					bounds_apply(&ip->box, p, vel);
+					finish_bounds(ip, p, vel, x);
 				continue;
 			}
 			if (!obstacle_inside(&ip->obstacles[i], dims, pf))
@@ -308,7 +326,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 					vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
 			/* an obstacle reaching past a wall pushes across it:
 			 * the bounds again (then check again) */
-			bounds_apply(&ip->box, p, vel);
+			finish_bounds(ip, p, vel, x);
 			pushed = 1;
 		}
 	} while (pushed && ++pass <= INTEGRATE_PASSES);

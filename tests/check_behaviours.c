@@ -299,7 +299,9 @@ START_TEST(test_obstacles_never_entered)
 END_TEST
 
 /* A flock shut in a closed polyline never leaves it: polygons of 3 to 9
- * corners at every angle, Vicsek's model with little or no noise (boids
+ * corners at every angle, in a box that reflects or wraps (where the
+ * walls round positions to binary32 themselves), Vicsek's model with
+ * little or no noise (boids
  * sliding along the walls and into the corners, where a move ending a
  * hair off a wall, or passing through a joint, used to leak: one boid or
  * more in half of these before the rounding was handled), several
@@ -336,9 +338,10 @@ START_TEST(test_polygon_never_left)
 	w += sprintf(w, "{\"model\": \"vicsek\", \"count\": 150, \"steps\": 400, \"dt\": 1,"
 		     " \"seed\": %d, \"radii\": {\"alignment\": 1}, \"speed\": {\"max\": %g},"
 		     " \"noise\": %g, \"bounds\": {\"min\": [0, 0], \"max\": [50, 50], "
-		     "\"mode\": \"reflect\"}, \"start\": {\"shape\": \"ball\", \"center\": "
+		     "\"mode\": \"%s\"}, \"start\": {\"shape\": \"ball\", \"center\": "
 		     "[25, 25], \"radius\": 3}, \"obstacles\": [{\"type\": \"polyline\", "
-		     "\"points\": [", _i + 1, SPEED[_i % 4], NOISE[(_i / 4) % 4]);
+		     "\"points\": [", _i + 1, SPEED[_i % 4], NOISE[(_i / 4) % 4],
+		     (_i / 4) % 2 ? "wrap" : "reflect");
 	for (i = 0; i <= nv; i++) {
 		const double a = rot + 2 * M_PI * (i % nv) / nv, r = i % nv % 2 ? 15 : 9 + _i % 5;
 
