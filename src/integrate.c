@@ -72,46 +72,120 @@ static void finish_bounds(const struct integrate_params *ip, double p[3], float 
 			x[k] += nearbyint((p[k] - x[k]) / b->len[k]) * b->len[k];
 }
 
-/* Whether rounding x (the end of a move, off the segment o's line) to pf
- * (binary32) put it on or across the line, within the segment's length
- * (OBSTACLE_END_TOL further at each end, as obstacle_hit): then p and x
- * become the binary32 point nearest x along the line's normal on x's
- * side, a few units in the last place away, and 1. */
-static int segment_rounding(const struct obstacle *o, double x[3], double p[3],
-			    const double pf[3])
+/* The first segment that the straight path from a to b hits
+ * (obstacle_hit: its ends widened, a path ending on it hitting it), or
+ * -1; n is then its normal facing a. Segments are 2D only. */
+static int segment_crossed(const struct integrate_params *ip, const double a[3],
+			   const double b[3], double n[3])
 {
-	const double sp = obstacle_side(o, x), sf = obstacle_side(o, pf);
-	const double e0 = o->b[0] - o->a[0], e1 = o->b[1] - o->a[1], l2 = e0 * e0 + e1 * e1;
-	double w, n[2], len, ulp, big;
-	int i, k;
+	uint16_t buf[OBSTACLE_QUERY_MAX];
+	const uint16_t *near;
+	double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, t = INFINITY;
+	int k, j, m, first = -1;
 
-	if (sp == 0.0 || (sf != 0.0 && (sf > 0.0) == (sp > 0.0)) || l2 == 0.0)
-		return 0;
-	w = ((pf[0] - o->a[0]) * e0 + (pf[1] - o->a[1]) * e1) / l2;
-	if (w < -OBSTACLE_END_TOL || w > 1.0 + OBSTACLE_END_TOL)
-		return 0;
-	/* the unit normal on p's side: obstacle_side is positive on (-e1, e0)'s */
-	len = sqrt(l2);
-	n[0] = (sp > 0.0 ? -e1 : e1) / len;
-	n[1] = (sp > 0.0 ? e0 : -e0) / len;
-	big = fmax(fmax(fabs(x[0]), fabs(x[1])), (double)FLT_MIN);
-	ulp = ldexp(1.0, ilogb(big) - (FLT_MANT_DIG - 1));
-	for (i = 1; i <= 64; i *= 2) {
-		double c[3] = {0, 0, 0}, sc;
+	if (ip->dims != 2)
+		return -1;
+	for (k = 0; k < 2; k++) {
+		lo[k] = fmin(a[k], b[k]);
+		hi[k] = fmax(a[k], b[k]);
+	}
+	m = integrate_obstacles_in(ip, lo, hi, buf, &near);
+	for (j = 0; j < m; j++) {
+		const int i = near ? near[j] : j;
+		double tj, nj[3];
 
-		for (k = 0; k < 2; k++)
-			c[k] = (float)(x[k] + i * ulp * n[k]);
-		sc = obstacle_side(o, c);
-		if (sc != 0.0 && (sc > 0.0) == (sp > 0.0)) {
-			for (k = 0; k < 2; k++)
-				p[k] = x[k] = c[k];
-			return 1;
+		if (ip->obstacles[i].kind == OBSTACLE_SEGMENT &&
+		    obstacle_hit(&ip->obstacles[i], 2, a, b, &tj, nj) && tj < t) {
+			t = tj;
+			first = i;
+			memcpy(n, nj, 3 * sizeof *n);
 		}
 	}
-	return 0;
+	return first;
 }
 
-int integrate_inside(const struct integrate_params *ip, const double x[3])
+/* Whether r, the binary32 rounding of the exact point x, crosses one of
+ * the m obstacles of list (integrate_obstacles_in; NULL: all): the first
+ * segment in index order whose line r is on or across, seen from x, a
+ * hair off it (by the signs of obstacle_side, within the segment's length
+ * and OBSTACLE_END_TOL: a path that short is too short for obstacle_hit
+ * to see its crossing), or that the way from x to r crosses (round a
+ * vertex, where a unit in the last place is long beside the segments).
+ * Its index, with n its unit normal on x's side, or -1. */
+static int rounding_crosses(const struct integrate_params *ip, int m, const uint16_t *list,
+			    const double x[3], const double r[3], double n[3])
+{
+	int j;
+
+	if (ip->dims != 2)
+		return -1;
+	for (j = 0; j < m; j++) {
+		const int i = list ? list[j] : j;
+		const struct obstacle *o = &ip->obstacles[i];
+		const double e0 = o->b[0] - o->a[0], e1 = o->b[1] - o->a[1];
+		const double l2 = e0 * e0 + e1 * e1;
+		double sx, sr, w, len, t;
+
+		if (o->kind != OBSTACLE_SEGMENT || l2 == 0.0)
+			continue;
+		sx = obstacle_side(o, x);
+		sr = obstacle_side(o, r);
+		/* both strictly on one side of the line: nothing crossed */
+		if (sx != 0.0 && sr != 0.0 && (sr > 0.0) == (sx > 0.0))
+			continue;
+		if (obstacle_hit(o, 2, x, r, &t, n))
+			return i;
+		if (sx == 0.0)
+			continue;
+		w = ((r[0] - o->a[0]) * e0 + (r[1] - o->a[1]) * e1) / l2;
+		if (w < -OBSTACLE_END_TOL || w > 1.0 + OBSTACLE_END_TOL)
+			continue;
+		/* obstacle_side is positive on (-e1, e0)'s side */
+		len = sqrt(l2);
+		n[0] = (sx > 0.0 ? -e1 : e1) / len;
+		n[1] = (sx > 0.0 ? e0 : -e0) / len;
+		n[2] = 0.0;
+		return i;
+	}
+	return -1;
+}
+
+/* Rounding the exact point x to binary32 crossed a segment of normal n
+ * (on x's side): p and x become the rounding of x moved along n by the
+ * least of 1, 2, 4 ... 64 units in the last place whose rounding is on
+ * x's side of every segment (at an acute corner a step off one wall can
+ * cross the other); 0, or -1 when none is. */
+static int round_back(const struct integrate_params *ip, double x[3], double p[3],
+		      const double n[3])
+{
+	const double big = fmax(fmax(fabs(x[0]), fabs(x[1])), (double)FLT_MIN);
+	const double ulp = ldexp(1.0, ilogb(big) - (FLT_MANT_DIG - 1));
+	double c[3] = {0, 0, 0}, nc[3];
+	int i, k;
+
+	for (i = 1; i <= 64; i *= 2) {
+		uint16_t buf[OBSTACLE_QUERY_MAX];
+		const uint16_t *near;
+		double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+		int m;
+
+		for (k = 0; k < 2; k++) {
+			c[k] = (float)(x[k] + i * ulp * n[k]);
+			lo[k] = fmin(x[k], c[k]);
+			hi[k] = fmax(x[k], c[k]);
+		}
+		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
+		if (rounding_crosses(ip, m, near, x, c, nc) < 0) {
+			memcpy(p, c, 3 * sizeof *p);
+			memcpy(x, c, 3 * sizeof *x);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The first obstacle (in index order) that x is inside of, or -1. */
+static int inside_any(const struct integrate_params *ip, const double x[3])
 {
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
@@ -123,56 +197,42 @@ int integrate_inside(const struct integrate_params *ip, const double x[3])
 	return -1;
 }
 
-/* Whether c is a place to stay: inside the box where the walls keep boids
- * in it, outside every obstacle, and reached from x without crossing a
- * segment. c holds binary32 values. */
-static int free_place(const struct integrate_params *ip, const double x[3], const double c[3])
+/* Whether c (binary32 values) is a place to stay: inside the box where
+ * the walls keep boids in it, outside every obstacle, and, with from,
+ * reached from there without crossing a segment. */
+static int free_place(const struct integrate_params *ip, const double *from, const double c[3])
 {
 	const struct bounds *b = &ip->box;
-	double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-	uint16_t buf[OBSTACLE_QUERY_MAX];
-	const uint16_t *near;
-	int k, j, m;
+	double n[3];
+	int k;
 
-	for (k = 0; k < ip->dims; k++) {
+	for (k = 0; k < ip->dims; k++)
 		if ((b->mode == BOUNDS_WRAP && !(c[k] >= b->lo_f[k] && c[k] < b->hi_f[k])) ||
 		    (b->mode == BOUNDS_REFLECT && !(c[k] >= b->lo_f[k] && c[k] <= b->hi_f[k])))
 			return 0;
-		lo[k] = fmin(x[k], c[k]);
-		hi[k] = fmax(x[k], c[k]);
-	}
-	if (integrate_inside(ip, c) >= 0)
-		return 0;
-	m = integrate_obstacles_in(ip, lo, hi, buf, &near);
-	for (j = 0; j < m; j++) {
-		const struct obstacle *o = &ip->obstacles[near ? near[j] : j];
-		double t, n[3];
-
-		if (o->kind == OBSTACLE_SEGMENT && obstacle_hit(o, ip->dims, x, c, &t, n))
-			return 0;
-	}
-	return 1;
+	return inside_any(ip, c) < 0 && (from == NULL || segment_crossed(ip, from, c, n) < 0);
 }
 
-/* A boid that the push-out keeps sending from one obstacle into another
- * (two that overlap, one reaching past a reflecting wall) goes back to
- * where its step began, turned round, when that place is free (it is,
- * unless obstacles appeared there this step); else to the nearest free
- * place found on rays from where it is, in 16 directions (2D) or 26 (3D),
- * at distances doubling from 1e-5 of its largest coordinate. Where there
- * is none it stays. */
-static void escape(const struct integrate_params *ip, const float pos[3], double p[3],
-		   float vel[3])
+/* A boid the obstacles will not let go (two that overlap, or one at a
+ * wall, push it into each other; pushed out of a sphere or box it would
+ * cross a segment; its rounding to binary32 crosses a segment however it
+ * is nudged) goes back to where its step began, turned round, when that
+ * place is free (it is, unless obstacles were drawn over it this step);
+ * else, from x (its exact point, on the right side of every segment),
+ * to the first free place on rays in 16 directions (2D) or 26 (3D), at
+ * distances doubling from 1e-5 of its largest coordinate (at least 1).
+ * Where there is none it stays. */
+static void escape(const struct integrate_params *ip, const float pos[3], const double x[3],
+		   double p[3], float vel[3])
 {
-	double x[3] = {0, 0, 0}, c[3] = {0, 0, 0}, scale = 1.0, r;
+	double c[3] = {0, 0, 0}, scale = 1.0, r;
 	int k, i, dims = ip->dims;
 
 	for (k = 0; k < dims; k++) {
-		x[k] = (float)p[k];
 		c[k] = pos[k];
 		scale = fmax(scale, fabs(x[k]));
 	}
-	if (free_place(ip, x, c)) {
+	if (free_place(ip, NULL, c)) {
 		for (k = 0; k < dims; k++) {
 			p[k] = c[k];
 			vel[k] = -vel[k];
@@ -212,7 +272,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	double x[3]; /* the exact point p stands for (finish_bounds) */
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
-	int k, pass, i, j, m, hit = 0, pushed, reuse, dims = ip->dims;
+	int k, pass, i, j, m, hit = 0, pushed, stuck = 0, reuse, dims = ip->dims;
 
 	if (ip->n_obstacles == 0) {
 		bounds_apply(&ip->box, p, vel);
@@ -224,40 +284,54 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	}
 	/* A bounce can send the rest of the move into another obstacle:
 	 * follow it a few times from each point of impact. Each time the
-	 * obstacle the move touches first (the least t; of equal ones, the
-	 * first in index order): another that the move also enters, further
-	 * on, lies beyond that surface. Only those near the move can be hit
-	 * (integrate_obstacles_in), the others would all miss. A move still
-	 * bouncing after INTEGRATE_BOUNCES stops at its last point of
-	 * impact, outside, rather than going on untested. */
+	 * surface the move reaches first (the least t): another that the
+	 * move also enters, further on, lies beyond it. Surfaces reached
+	 * within OBSTACLE_END_TOL of that (the joint of two pieces of a
+	 * polyline, met at its vertex) mirror the move each in turn, in index
+	 * order, from the same point: mirrored about one side alone, a move
+	 * into an acute corner's vertex would leave past it. Only the
+	 * obstacles near the move can be hit (integrate_obstacles_in). A move
+	 * still bouncing after INTEGRATE_BOUNCES (into the tip of a sharp
+	 * corner, where its last point of impact may lie beyond the other
+	 * side) goes back where it began, turned round, rather than going on
+	 * untested. */
 	for (pass = 0; pass < INTEGRATE_BOUNCES; pass++) {
-		double t = INFINITY, n[3] = {0, 0, 0};
+		double t = INFINITY, nj[4][3];
+		int nh = 0;
 
 		for (k = 0; k < dims; k++) {
 			lo[k] = fmin(p0[k], p[k]);
 			hi[k] = fmax(p0[k], p[k]);
 		}
 		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
-		hit = 0;
 		for (j = 0; j < m; j++) {
-			double tj, nj[3];
+			double tt, n[3];
 
-			if (obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tj,
-					 nj) &&
-			    tj < t) {
-				t = tj;
-				memcpy(n, nj, sizeof n);
-				hit = 1;
-			}
+			if (obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tt, n))
+				t = fmin(t, tt);
 		}
+		hit = t <= 1.0;
 		if (!hit)
 			break;
-		obstacle_reflect(dims, p0, p, v, t, n);
+		/* the surfaces reached at t, in index order (at most four) */
+		for (j = 0; j < m && nh < 4; j++) {
+			double tt;
+
+			if (obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tt,
+					 nj[nh]) &&
+			    tt <= t + OBSTACLE_END_TOL)
+				nh++;
+		}
+		obstacle_reflect(dims, p0, p, v, t, nj[0]);
+		for (j = 1; j < nh; j++)
+			obstacle_reflect(dims, p0, p, v, 0.0, nj[j]);
 	}
-	if (hit)
-		memcpy(p, p0, 3 * sizeof *p);
 	for (k = 0; k < dims; k++) {
 		vel[k] = (float)v[k];
+		if (hit) { /* still bouncing: back where it began, turned round */
+			p[k] = pos[k];
+			vel[k] = (float)-v[k];
+		}
 		lo[k] = p[k];
 	}
 	finish_bounds(ip, p, vel, x);
@@ -273,36 +347,42 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	for (k = 0; k < dims; k++)
 		reuse = reuse && (p[k] == lo[k] || p[k] == (double)(float)lo[k]);
 	/* Whatever the walls, a corner, rounding to binary32 or a flock that
-	 * started inside did: a boid left inside goes to the nearest surface,
-	 * just outside, moving out of it, then back into the box. The first
-	 * obstacle it is inside of, in index order (only those at its point
-	 * can hold it); pushed out of one, maybe into another: check again.
-	 * A segment has no inside, so the side the boid is on is all that
-	 * stops it next step: where rounding to binary32 moved it onto or
-	 * across a segment's line, it goes the least step back to the side
-	 * its exact point is on (segment_rounding). Obstacles that keep
-	 * pushing a boid between them (two that overlap, one at a wall) send
-	 * it back where the step began, outside them all, turned round. */
+	 * started inside did: a boid left inside a sphere or box goes to its
+	 * nearest surface, just outside, moving out of it, then back into the
+	 * box. The first obstacle it is inside of, in index order (only those
+	 * at its point can hold it); pushed out of one, maybe into another:
+	 * check again. A segment has no inside, so the side the boid is on is
+	 * all that stops it next step: where rounding its exact point x to
+	 * binary32 puts it on or across a segment's line (a hair off it), or
+	 * the way from x to its rounding crosses a segment (round a vertex,
+	 * where a unit in the last place is long beside the segments), it is
+	 * nudged back (round_back).
+	 * What cannot be mended so goes to escape. */
 	do {
-		double pf[3] = {0, 0, 0};
+		double pf[3] = {0, 0, 0}, n[3];
 
 		for (k = 0; k < dims; k++)
 			pf[k] = (float)p[k];
+		pushed = 0;
+		/* the list for pf covers x, a rounding away: the query's margin
+		 * is about eight units in the last place (obstacles.h) */
 		if (!reuse)
 			m = integrate_obstacles_in(ip, pf, pf, buf, &near);
 		reuse = 0;
-		pushed = 0;
+		if (rounding_crosses(ip, m, near, x, pf, n) >= 0) {
+			if (round_back(ip, x, p, n) != 0) {
+				stuck = 1;
+				break;
+			}
+			finish_bounds(ip, p, vel, x);
+			pushed = 1;
+			continue;
+		}
 		for (j = 0; j < m && !pushed; j++) {
-			double q[3], n[3] = {0, 0, 0}, len = 0, vn = 0, scale = 1;
+			double q[3], np[3] = {0, 0, 0}, len = 0, vn = 0, scale = 1;
 			int inside;
 
 			i = near ? near[j] : j;
-			if (ip->obstacles[i].kind == OBSTACLE_SEGMENT) {
-				pushed = segment_rounding(&ip->obstacles[i], x, p, pf);
-				if (pushed)
-					finish_bounds(ip, p, vel, x);
-				continue;
-			}
 			if (!obstacle_inside(&ip->obstacles[i], dims, pf))
 				continue;
 			obstacle_nearest(&ip->obstacles[i], dims, pf, q, &inside);
@@ -318,9 +398,14 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			}
 			for (k = 0; k < dims; k++) {
 				n[k] /= len;
-				p[k] = q[k] + n[k] * 1e-5 * scale;
+				np[k] = q[k] + n[k] * 1e-5 * scale;
 				vn += (double)vel[k] * n[k];
 			}
+			if (segment_crossed(ip, x, np, q) >= 0) {
+				stuck = 1;
+				break;
+			}
+			memcpy(p, np, sizeof np);
 			if (vn < 0)
 				for (k = 0; k < dims; k++)
 					vel[k] = (float)((double)vel[k] - 2.0 * vn * n[k]);
@@ -329,9 +414,9 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			finish_bounds(ip, p, vel, x);
 			pushed = 1;
 		}
-	} while (pushed && ++pass <= INTEGRATE_PASSES);
-	if (pushed)
-		escape(ip, pos, p, vel);
+	} while (!stuck && pushed && ++pass <= INTEGRATE_PASSES);
+	if (stuck || pushed)
+		escape(ip, pos, x, p, vel);
 }
 
 void integrate_boid(const struct integrate_params *ip, const double acc[3],

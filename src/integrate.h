@@ -21,8 +21,8 @@ struct integrate_params {
 
 /* After a move from pos to p (double) with velocity vel: bounce off every
  * obstacle the move would enter, then the bounds mode. No boid ends a step
- * inside an obstacle, nor with its binary32 position on or across a
- * segment it did not cross. */
+ * inside an obstacle where it can be helped (boidsim-scenario(5)), nor
+ * with its binary32 position on or across a segment it did not cross. */
 void integrate_finish(const struct integrate_params *ip, const float pos[3], double p[3],
 		      float vel[3]);
 
@@ -37,9 +37,6 @@ void integrate_params_init(struct integrate_params *ip, const struct scenario *s
 int integrate_obstacles_in(const struct integrate_params *ip, const double lo[3],
 			   const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
 			   const uint16_t **list);
-
-/* The first obstacle (in index order) that x is inside of, or -1. */
-int integrate_inside(const struct integrate_params *ip, const double x[3]);
 
 /* Those within distance r of a boid at pos, or that it is inside of. */
 int integrate_obstacles_near(const struct integrate_params *ip, const float pos[3], double r,

@@ -92,7 +92,7 @@ static void usage(FILE *out)
 	      "      --neighbours MODE  grid (default) or brute (O(N^2) reference)\n"
 	      "      --balance MODE     under mpirun: slabs by time (default) or boids\n"
 	      "      --check            validate and print the effective scenario; run nothing\n"
-	      "      --check-invariants check ids, values, speeds, box and obstacles each step\n"
+	      "      --check-invariants check counts, finiteness, speeds and box every step\n"
 	      "      --metrics FILE     write order parameters as CSV (- for stdout)\n"
 	      "      --metrics-every K  a metrics row every K-th step (default: with frames)\n"
 	      "      --checkpoint FILE  where checkpoints go (and --resume reads)\n"

@@ -333,20 +333,6 @@ int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)
 			return -1;
 		}
 	}
-	/* the collisions' promise (integrate_finish): no boid inside */
-	for (k = 0; k < f->n && s->rp.ip.n_obstacles > 0; k++) {
-		double x[3] = {0, 0, 0};
-		int o;
-
-		for (d = 0; d < f->dims; d++)
-			x[d] = f->pos[d][k];
-		if ((o = integrate_inside(&s->rp.ip, x)) >= 0) {
-			util_err_set(err, "step %llu: boid %u is inside an obstacle (piece %d), "
-				     "at (%.9g, %.9g, %.9g)", (unsigned long long)s->step,
-				     f->id[k], o, x[0], x[1], x[2]);
-			return -1;
-		}
-	}
 	for (k = 0; k < (size_t)s->pred.n; k++) {
 		double v2 = 0, sp;
 

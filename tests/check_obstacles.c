@@ -458,8 +458,8 @@ END_TEST
 
 /* A move that would bounce more often than the integrator follows (a
  * boid between two walls a thousandth apart, moving 50 of their gaps
- * across them) ends at its last point of impact, between them, rather
- * than going on untested through one. */
+ * across them) goes back where it began, between them, rather than
+ * going on untested through one. */
 START_TEST(test_bounces_end_inside)
 {
 	const float pos[2] = {10.0f, 10.0005f};
@@ -470,6 +470,25 @@ START_TEST(test_bounces_end_inside)
 		    " {\"type\": \"segment\", \"from\": [0, 10.001], \"to\": [100, 10.001]}]",
 		    pos, end, out);
 	ck_assert_msg(out[1] > 10.0f && out[1] < 10.001f, "the boid ended at y = %.9g",
+		      (double)out[1]);
+}
+END_TEST
+
+/* A move straight through the apex of a triangle, the joint of two of
+ * its sides, stays inside: mirrored about one side alone it went on past
+ * the apex, out (a review's case). */
+START_TEST(test_apex_bounce)
+{
+	static const char *const TRI =
+		"[{\"type\": \"polyline\", \"points\": [[5, 10], [10.5, 20], [16, 10], [5, 10]]}]";
+	const float pos[2] = {10.5f, 19.0f};
+	const double end[2] = {10.5, 21.0};
+	float out[2];
+
+	finish_move(TRI, pos, end, out);
+	/* inside: below both sides, above the base */
+	ck_assert_msg(out[1] > 10.0f && out[1] < 20.0f - fabs(out[0] - 10.5) * 10.0 / 5.5,
+		      "the boid ended at (%.9g, %.9g), outside the triangle", (double)out[0],
 		      (double)out[1]);
 }
 END_TEST
@@ -574,6 +593,7 @@ Suite *obstacles_suite(void)
 	tcase_add_test(tc, test_wrap_into_obstacle);
 	tcase_add_loop_test(tc, test_nearest_wall_first, 0, 2);
 	tcase_add_test(tc, test_bounces_end_inside);
+	tcase_add_test(tc, test_apex_bounce);
 	tcase_add_test(tc, test_rounding_keeps_side);
 	tcase_add_test(tc, test_overlap_escape);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
