@@ -41,6 +41,15 @@ float bounds_wrap1(const struct bounds *b, int d, double p);
  * the box is clamped to the wall it crossed last. */
 void bounds_reflect1(const struct bounds *b, int d, double *p, float *v);
 
+/* Whether coordinate p of axis d is outside the box that wrap ([lo, hi))
+ * or reflect ([lo, hi]) keeps every boid in, in its binary32 values;
+ * never under steer and none. */
+static inline int bounds_outside(const struct bounds *b, int d, double p)
+{
+	return (b->mode == BOUNDS_WRAP && !(p >= b->lo_f[d] && p < b->hi_f[d])) ||
+	       (b->mode == BOUNDS_REFLECT && !(p >= b->lo_f[d] && p <= b->hi_f[d]));
+}
+
 /* After a move: wrap positions around the torus, or reflect them (and the
  * velocity component) off the walls; steer and none leave them alone. */
 void bounds_apply(const struct bounds *b, double pos[3], float vel[3]);

@@ -211,8 +211,7 @@ static int bad_value(const struct bounds *b, int d, float p, float v)
 {
 	if (!isfinite(p) || !isfinite(v))
 		return 1;
-	return (b->mode == BOUNDS_WRAP && !(p >= b->lo_f[d] && p < b->hi_f[d])) ||
-	       (b->mode == BOUNDS_REFLECT && !(p >= b->lo_f[d] && p <= b->hi_f[d]));
+	return bounds_outside(b, d, p);
 }
 
 /* The state read, checked as a scenario is, so that a damaged or crafted

@@ -6,7 +6,6 @@
 #include "detmath.h"
 #include "rng.h"
 #include "integrate.h"
-#include "obstacles.h"
 #include "rules.h"
 
 #include <math.h>
@@ -19,22 +18,11 @@
 static int in_obstacle(const struct scenario *sc, const double x[3])
 {
 	struct integrate_params ip;
-	uint16_t buf[OBSTACLE_QUERY_MAX];
-	const uint16_t *list;
-	float pos[3] = {(float)x[0], (float)x[1], (float)x[2]};
-	double q[3];
-	int j, m, inside;
 
 	if (sc->n_obstacles == 0)
 		return 0;
 	integrate_params_init(&ip, sc);
-	m = integrate_obstacles_near(&ip, pos, 0.0, buf, &list);
-	for (j = 0; j < m; j++) {
-		obstacle_nearest(&sc->obstacles[list ? list[j] : j], sc->dims, x, q, &inside);
-		if (inside)
-			return 1;
-	}
-	return 0;
+	return integrate_inside(&ip, x) >= 0;
 }
 
 /* A uniformly random rotation (Shoemake, "Uniform random rotations",

@@ -58,7 +58,7 @@ int integrate_obstacles_near(const struct integrate_params *ip, const float pos[
 
 /* bounds_apply, keeping in x the exact point that p stands for: under
  * wrap the walls also round p to binary32 (bounds_wrap1), so x is p
- * before that, moved by the whole boxes p was. */
+ * before that, moved by the whole boxes p was; else p itself. */
 static void finish_bounds(const struct integrate_params *ip, double p[3], float vel[3],
 			  double x[3])
 {
@@ -70,6 +70,8 @@ static void finish_bounds(const struct integrate_params *ip, double p[3], float 
 	if (b->mode == BOUNDS_WRAP)
 		for (k = 0; k < ip->dims; k++)
 			x[k] += nearbyint((p[k] - x[k]) / b->len[k]) * b->len[k];
+	else /* mirrored or left in double, p is exact */
+		memcpy(x, p, 3 * sizeof *x);
 }
 
 /* The first segment that the straight path from a to b hits
@@ -184,8 +186,7 @@ static int round_back(const struct integrate_params *ip, double x[3], double p[3
 	return -1;
 }
 
-/* The first obstacle (in index order) that x is inside of, or -1. */
-static int inside_any(const struct integrate_params *ip, const double x[3])
+int integrate_inside(const struct integrate_params *ip, const double x[3])
 {
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
@@ -207,10 +208,9 @@ static int free_place(const struct integrate_params *ip, const double *from, con
 	int k;
 
 	for (k = 0; k < ip->dims; k++)
-		if ((b->mode == BOUNDS_WRAP && !(c[k] >= b->lo_f[k] && c[k] < b->hi_f[k])) ||
-		    (b->mode == BOUNDS_REFLECT && !(c[k] >= b->lo_f[k] && c[k] <= b->hi_f[k])))
+		if (bounds_outside(b, k, c[k]))
 			return 0;
-	return inside_any(ip, c) < 0 && (from == NULL || segment_crossed(ip, from, c, n) < 0);
+	return integrate_inside(ip, c) < 0 && (from == NULL || segment_crossed(ip, from, c, n) < 0);
 }
 
 /* A boid the obstacles will not let go (two that overlap, or one at a
@@ -222,24 +222,29 @@ static int free_place(const struct integrate_params *ip, const double *from, con
  * to the first free place on rays in 16 directions (2D) or 26 (3D), at
  * distances doubling from 1e-5 of its largest coordinate (at least 1).
  * Where there is none it stays. */
-static void escape(const struct integrate_params *ip, const float pos[3], const double x[3],
-		   double p[3], float vel[3])
+static void escape(const struct integrate_params *ip, const float pos[3], const float vin[3],
+		   const double x[3], double p[3], float vel[3])
 {
-	double c[3] = {0, 0, 0}, scale = 1.0, r;
+	double c[3] = {0, 0, 0}, scale = 1.0, r, rmax;
 	int k, i, dims = ip->dims;
 
 	for (k = 0; k < dims; k++) {
 		c[k] = pos[k];
 		scale = fmax(scale, fabs(x[k]));
 	}
+	rmax = 1e6 * scale;
 	if (free_place(ip, NULL, c)) {
 		for (k = 0; k < dims; k++) {
 			p[k] = c[k];
-			vel[k] = -vel[k];
+			vel[k] = -vin[k];
 		}
 		return;
 	}
-	for (r = 1e-5 * scale; r < 1e6 * scale; r *= 2.0) {
+	/* in a box that keeps boids in, no further than across it */
+	if (ip->box.mode == BOUNDS_WRAP || ip->box.mode == BOUNDS_REFLECT)
+		for (k = 0, rmax = 0.0; k < dims; k++)
+			rmax += ip->box.len[k];
+	for (r = 1e-5 * scale; r < rmax; r *= 2.0) {
 		for (i = 0; i < (dims == 2 ? 16 : 27); i++) {
 			double u[3] = {0, 0, 0}, len = 0.0;
 
@@ -270,6 +275,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 {
 	double p0[3] = {0, 0, 0}, v[3] = {0, 0, 0}, lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
 	double x[3]; /* the exact point p stands for (finish_bounds) */
+	float vin[3] = {0, 0, 0}; /* the velocity the move came with */
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
 	int k, pass, i, j, m, hit = 0, pushed, stuck = 0, reuse, dims = ip->dims;
@@ -280,24 +286,23 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	}
 	for (k = 0; k < dims; k++) {
 		p0[k] = pos[k];
-		v[k] = vel[k];
+		v[k] = vin[k] = vel[k];
 	}
 	/* A bounce can send the rest of the move into another obstacle:
 	 * follow it a few times from each point of impact. Each time the
-	 * surface the move reaches first (the least t): another that the
-	 * move also enters, further on, lies beyond it. Surfaces reached
-	 * within OBSTACLE_END_TOL of that (the joint of two pieces of a
-	 * polyline, met at its vertex) mirror the move each in turn, in index
-	 * order, from the same point: mirrored about one side alone, a move
-	 * into an acute corner's vertex would leave past it. Only the
-	 * obstacles near the move can be hit (integrate_obstacles_in). A move
-	 * still bouncing after INTEGRATE_BOUNCES (into the tip of a sharp
-	 * corner, where its last point of impact may lie beyond the other
-	 * side) goes back where it began, turned round, rather than going on
-	 * untested. */
+	 * surface the move reaches first (the least t; of equal ones, the
+	 * first listed): another that the move also enters, further on, lies
+	 * beyond it. Where a second is reached within OBSTACLE_END_TOL of the
+	 * move (a corner: the joint of two pieces of a polyline, met at its
+	 * vertex), the move goes straight back the way it came
+	 * (obstacle_reverse): mirrored about one side, a move into an acute
+	 * corner's vertex would leave past it. Only the obstacles near the
+	 * move can be hit (integrate_obstacles_in). A move still bouncing
+	 * after INTEGRATE_BOUNCES (into the tip of a sharp corner, where its
+	 * last point of impact may lie beyond the other side) goes back where
+	 * it began, turned round, rather than going on untested. */
 	for (pass = 0; pass < INTEGRATE_BOUNCES; pass++) {
-		double t = INFINITY, nj[4][3];
-		int nh = 0;
+		double t = INFINITY, t2 = INFINITY, n[3] = {0, 0, 0};
 
 		for (k = 0; k < dims; k++) {
 			lo[k] = fmin(p0[k], p[k]);
@@ -305,32 +310,31 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		}
 		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
 		for (j = 0; j < m; j++) {
-			double tt, n[3];
+			double tt, nt[3];
 
-			if (obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tt, n))
-				t = fmin(t, tt);
+			if (!obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tt, nt))
+				continue;
+			if (tt < t) {
+				t2 = t;
+				t = tt;
+				memcpy(n, nt, sizeof n);
+			} else if (tt < t2) {
+				t2 = tt;
+			}
 		}
 		hit = t <= 1.0;
 		if (!hit)
 			break;
-		/* the surfaces reached at t, in index order (at most four) */
-		for (j = 0; j < m && nh < 4; j++) {
-			double tt;
-
-			if (obstacle_hit(&ip->obstacles[near ? near[j] : j], dims, p0, p, &tt,
-					 nj[nh]) &&
-			    tt <= t + OBSTACLE_END_TOL)
-				nh++;
-		}
-		obstacle_reflect(dims, p0, p, v, t, nj[0]);
-		for (j = 1; j < nh; j++)
-			obstacle_reflect(dims, p0, p, v, 0.0, nj[j]);
+		if (t2 <= t + OBSTACLE_END_TOL)
+			obstacle_reverse(dims, p0, p, v, t);
+		else
+			obstacle_reflect(dims, p0, p, v, t, n);
 	}
 	for (k = 0; k < dims; k++) {
 		vel[k] = (float)v[k];
 		if (hit) { /* still bouncing: back where it began, turned round */
 			p[k] = pos[k];
-			vel[k] = (float)-v[k];
+			vel[k] = -vin[k];
 		}
 		lo[k] = p[k];
 	}
@@ -416,7 +420,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		}
 	} while (!stuck && pushed && ++pass <= INTEGRATE_PASSES);
 	if (stuck || pushed)
-		escape(ip, pos, x, p, vel);
+		escape(ip, pos, vin, x, p, vel);
 }
 
 void integrate_boid(const struct integrate_params *ip, const double acc[3],

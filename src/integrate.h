@@ -38,6 +38,9 @@ int integrate_obstacles_in(const struct integrate_params *ip, const double lo[3]
 			   const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
 			   const uint16_t **list);
 
+/* The first obstacle (in index order) that x is inside of, or -1. */
+int integrate_inside(const struct integrate_params *ip, const double x[3]);
+
 /* Those within distance r of a boid at pos, or that it is inside of. */
 int integrate_obstacles_near(const struct integrate_params *ip, const float pos[3], double r,
 			     uint16_t buf[OBSTACLE_QUERY_MAX], const uint16_t **list);

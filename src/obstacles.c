@@ -4,6 +4,7 @@
 #include "config.h"
 #include "obstacles.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +98,23 @@ int obstacle_inside(const struct obstacle *o, int dims, const double p[3])
 
 /* Mirror the remainder of the move (from the hit point h, fraction t of
  * the move done) and the velocity about the unit normal n. */
+double obstacle_backoff(int dims, const double h[3])
+{
+	double big = 0.0;
+	int d;
+
+	for (d = 0; d < dims; d++)
+		big = fmax(big, fabs(h[d]));
+	/* 1e-9 is eight units in the last place of 2^20: beyond, it would
+	 * vanish in the rounding of h + 1e-9 n (a review saw boids near 1e7
+	 * mirrored back across the wall they had hit) */
+	return big >= 0x1p20 ? ldexp(8.0, ilogb(big) - (DBL_MANT_DIG - 1)) : 1e-9;
+}
+
 void obstacle_reflect(int dims, double p0[3], double p1[3], double v[3], double t,
 		      const double n[3])
 {
-	double h[3], rest[3], rn = 0, vn = 0;
+	double h[3], rest[3], rn = 0, vn = 0, eps;
 	int d;
 
 	for (d = 0; d < dims; d++) {
@@ -109,11 +123,31 @@ void obstacle_reflect(int dims, double p0[3], double p1[3], double v[3], double 
 		rn += rest[d] * n[d];
 		vn += v[d] * n[d];
 	}
+	eps = obstacle_backoff(dims, h);
 	for (d = 0; d < dims; d++) {
 		/* back off a hair along the normal so the boid stays outside */
-		p1[d] = h[d] + rest[d] - 2.0 * rn * n[d] + 1e-9 * n[d];
+		p1[d] = h[d] + rest[d] - 2.0 * rn * n[d] + eps * n[d];
 		v[d] -= 2.0 * vn * n[d];
-		p0[d] = h[d] + 1e-9 * n[d];
+		p0[d] = h[d] + eps * n[d];
+	}
+}
+
+void obstacle_reverse(int dims, double p0[3], double p1[3], double v[3], double t)
+{
+	double h[3], dir[3], len = 0.0, eps;
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		dir[d] = p1[d] - p0[d];
+		h[d] = p0[d] + t * dir[d];
+		len += dir[d] * dir[d];
+	}
+	len = sqrt(len);
+	eps = obstacle_backoff(dims, h);
+	for (d = 0; d < dims; d++) {
+		p1[d] = h[d] - (p1[d] - h[d]) - eps * dir[d] / len;
+		v[d] = -v[d];
+		p0[d] = h[d] - eps * dir[d] / len;
 	}
 }
 

@@ -35,9 +35,19 @@ int obstacle_hit(const struct obstacle *o, int dims, const double p0[3], const d
 /* The bounce of a move from p0 to p1 (velocity v) that hits a surface of
  * unit normal n at fraction t of the move: p0 becomes the point of
  * impact, p1 the reflection of the rest of the move, v the reflection of
- * v, both about n; both points a hair (1e-9) off the surface, on n's side. */
+ * v, both about n; both points a hair (obstacle_backoff) off the surface,
+ * on n's side. */
 void obstacle_reflect(int dims, double p0[3], double p1[3], double v[3], double t,
 		      const double n[3]);
+
+/* The bounce of a move into a corner (two surfaces met at once): straight
+ * back the way it came, p0 a hair short of the point of impact, p1 and v
+ * reversed, on a path the move has just taken, free whatever the corner. */
+void obstacle_reverse(int dims, double p0[3], double p1[3], double v[3], double t);
+
+/* How far a bounce at h backs off its surface: 1e-9, or eight units in
+ * the last place of h's largest coordinate where that is more (from 2^20). */
+double obstacle_backoff(int dims, const double h[3]);
 
 /* obstacle_hit, then obstacle_reflect where it hit; 1 when it did. */
 int obstacle_collide(const struct obstacle *o, int dims, double p0[3], double p1[3],

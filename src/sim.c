@@ -316,8 +316,7 @@ int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)
 					     (unsigned long long)s->step, id);
 				return -1;
 			}
-			if ((b->mode == BOUNDS_WRAP && !(p >= b->lo_f[d] && p < b->hi_f[d])) ||
-			    (b->mode == BOUNDS_REFLECT && !(p >= b->lo_f[d] && p <= b->hi_f[d]))) {
+			if (bounds_outside(b, d, p)) {
 				util_err_set(err, "step %llu: boid %u is outside the box "
 					     "(axis %d: %.9g)", (unsigned long long)s->step,
 					     id, d, p);

@@ -412,28 +412,45 @@ START_TEST(test_wrap_into_obstacle)
 }
 END_TEST
 
-/* integrate_finish for the obstacles in the scenario text (a 2D box of
- * 0..100, reflect), the move from (x0, y0) to (x1, y1): the binary32
- * position it leaves. */
-static void finish_move(const char *obstacles, const float pos[2], const double end[2],
-			float out[2])
+/* integrate_finish for the obstacles in the scenario text, in the box
+ * (NULL: 0..100, reflect; speed.max 20, which sizes the obstacle index's
+ * cells from 8 pieces on), the move from pos to end: the binary32
+ * position it leaves, and its velocity (vel: NULL, or in: the velocity
+ * the move came with, end - pos without it; out: the one it leaves). */
+static void finish_move_in(const char *box, const char *obstacles, const float pos[2],
+			   const double end[2], float vel[2], float out[2])
 {
 	char text[2048];
 	struct scenario sc;
 	struct integrate_params ip;
 	double p[3] = {end[0], end[1], 0};
-	float start[3] = {pos[0], pos[1], 0}, vel[3] = {(float)(end[0] - pos[0]),
-						      (float)(end[1] - pos[1]), 0};
+	float start[3] = {pos[0], pos[1], 0}, v[3] = {(float)(end[0] - pos[0]),
+						    (float)(end[1] - pos[1]), 0};
 
-	snprintf(text, sizeof text, "{\"count\": 1, \"steps\": 1, \"speed\": {\"max\": 1000},"
-		 " \"bounds\": {\"min\": [0, 0], \"max\": [100, 100], \"mode\": \"reflect\"},"
-		 " \"obstacles\": %s}", obstacles);
+	if (vel) {
+		v[0] = vel[0];
+		v[1] = vel[1];
+	}
+	snprintf(text, sizeof text, "{\"count\": 1, \"steps\": 1, \"speed\": {\"max\": 20},"
+		 " \"bounds\": %s, \"obstacles\": %s}",
+		 box ? box : "{\"min\": [0, 0], \"max\": [100, 100], \"mode\": \"reflect\"}",
+		 obstacles);
 	load_ok(text, &sc);
 	integrate_params_init(&ip, &sc);
-	integrate_finish(&ip, start, p, vel);
+	integrate_finish(&ip, start, p, v);
 	out[0] = (float)p[0];
 	out[1] = (float)p[1];
+	if (vel) {
+		vel[0] = v[0];
+		vel[1] = v[1];
+	}
 	scenario_free(&sc);
+}
+
+static void finish_move(const char *obstacles, const float pos[2], const double end[2],
+			float out[2])
+{
+	finish_move_in(NULL, obstacles, pos, end, NULL, out);
 }
 
 /* A move that crosses two walls bounces off the one it reaches first,
@@ -526,6 +543,64 @@ START_TEST(test_rounding_keeps_side)
 END_TEST
 #undef SIDE
 
+/* Ten million units from the origin a bounce's back-off of 1e-9 is
+ * below a double's unit in the last place: the boid stayed on the wall,
+ * was mirrored back across it by the rest of its move, and went through
+ * (a review's case). It must end on its own side. */
+START_TEST(test_far_bounce)
+{
+	static const double A[2] = {10000014.722963978, 10000013.536407638};
+	static const double B[2] = {10000001.282101559, 10000006.039423775};
+	const float pos[2] = {10000004.0f, 10000006.0f};
+	const double end[2] = {10000004.0 - 0.755138, 10000006.0 + 1.15202};
+	char obs[256];
+	float out[2];
+
+#define FAR_SIDE(x, y) ((B[0] - A[0]) * ((y) - A[1]) - (B[1] - A[1]) * ((x) - A[0]))
+	snprintf(obs, sizeof obs, "[{\"type\": \"segment\", \"from\": [%.17g, %.17g], "
+		 "\"to\": [%.17g, %.17g]}]", A[0], A[1], B[0], B[1]);
+	ck_assert(FAR_SIDE(pos[0], pos[1]) > 0 && FAR_SIDE(end[0], end[1]) < 0);
+	finish_move_in("{\"min\": [9999970, 9999970], \"max\": [10000030, 10000030], "
+		       "\"mode\": \"reflect\"}", obs, pos, end, NULL, out);
+	ck_assert_msg(FAR_SIDE(out[0], out[1]) > 0, "the boid ended at (%.9g, %.9g), across",
+		      (double)out[0], (double)out[1]);
+#undef FAR_SIDE
+}
+END_TEST
+
+/* With and without the obstacle index (7 pieces, or the same and 8 far
+ * away: from 8 on they are indexed), a bounce off a reflecting wall ends
+ * with the same bits: the check of its rounding used the point outside
+ * the box before the wall mirrored it, and with all the pieces it saw a
+ * crossing the index's list did not (a review's case). */
+START_TEST(test_wall_bounce_index_alike)
+{
+	char seven[1024], fifteen[2048];
+	int i, n;
+	const float pos[2] = {50.0f, 1.0f};
+	const double end[2] = {50.0, -19.0};
+	float va[2] = {0.0f, -20.0f}, vb[2] = {0.0f, -20.0f}, a[2], b[2];
+
+	n = snprintf(seven, sizeof seven, "[{\"type\": \"segment\", \"from\": [40, 3], "
+		     "\"to\": [60, 3]}");
+	for (i = 0; i < 6; i++)
+		n += snprintf(seven + n, sizeof seven - (size_t)n, ", {\"type\": \"segment\", "
+			      "\"from\": [%d, 80], \"to\": [%d, 85]}", 80 + i, 80 + i);
+	memcpy(fifteen, seven, (size_t)n);
+	for (i = 0; i < 8; i++)
+		n += snprintf(fifteen + n, sizeof fifteen - (size_t)n, ", {\"type\": \"segment\","
+			      " \"from\": [90, %g], \"to\": [95, %g]}", 90 + 0.5 * i, 90 + 0.5 * i);
+	snprintf(fifteen + n, sizeof fifteen - (size_t)n, "]");
+	strcat(seven, "]");
+	finish_move_in(NULL, seven, pos, end, va, a);
+	finish_move_in(NULL, fifteen, pos, end, vb, b);
+	ck_assert_msg(memcmp(a, b, sizeof a) == 0 && memcmp(va, vb, sizeof va) == 0,
+		      "7 pieces: (%.9g, %.9g) v (%g, %g); 15: (%.9g, %.9g) v (%g, %g)",
+		      (double)a[0], (double)a[1], (double)va[0], (double)va[1], (double)b[0],
+		      (double)b[1], (double)vb[0], (double)vb[1]);
+}
+END_TEST
+
 /* Boids under two overlapping circles drawn over them, at a wall they
  * reach past, each pushing a boid into the other or the wall: every one
  * ends outside both, in the box. */
@@ -594,6 +669,8 @@ Suite *obstacles_suite(void)
 	tcase_add_loop_test(tc, test_nearest_wall_first, 0, 2);
 	tcase_add_test(tc, test_bounces_end_inside);
 	tcase_add_test(tc, test_apex_bounce);
+	tcase_add_test(tc, test_far_bounce);
+	tcase_add_test(tc, test_wall_bounce_index_alike);
 	tcase_add_test(tc, test_rounding_keeps_side);
 	tcase_add_test(tc, test_overlap_escape);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
