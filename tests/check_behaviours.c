@@ -321,6 +321,35 @@ static int in_polygon(const double (*v)[2], int n, double x, double y)
 	return in;
 }
 
+/* Closes the scenario text begun at text (w: its end) with the polygon
+ * v of nv corners as a closed polyline, runs it step by step and checks
+ * every boid in the polygon after each step (case: the loop's index). */
+static void stays_in_polygon(char *text, char *w, const double (*v)[2], int nv, int steps,
+			     int case_)
+{
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	size_t k;
+	int i, t;
+
+	for (i = 0; i <= nv; i++)
+		w += sprintf(w, "%s[%.17g, %.17g]", i ? ", " : "", v[i % nv][0], v[i % nv][1]);
+	sprintf(w, "]}]}");
+	load_ok(text, &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
+	for (t = 1; t <= steps; t++) {
+		sim_step(&s);
+		for (k = 0; k < s.flock.n; k++)
+			ck_assert_msg(in_polygon(v, nv, s.flock.pos[0][k], s.flock.pos[1][k]),
+				      "case %d: boid %u left at step %d, at (%.9g, %.9g)", case_,
+				      s.flock.id[k], t, (double)s.flock.pos[0][k],
+				      (double)s.flock.pos[1][k]);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+
 START_TEST(test_polygon_never_left)
 {
 	static const double SPEED[] = {0.05, 0.3, 0.7, 1.5};
@@ -329,11 +358,7 @@ START_TEST(test_polygon_never_left)
 	const double rot = 0.37 + 0.91 * _i;
 	double v[9][2];
 	char text[2048], *w = text;
-	struct scenario sc;
-	struct sim s;
-	struct util_err err;
-	size_t k;
-	int i, t;
+	int i;
 
 	w += sprintf(w, "{\"model\": \"vicsek\", \"count\": 150, \"steps\": 400, \"dt\": 1,"
 		     " \"seed\": %d, \"radii\": {\"alignment\": 1}, \"speed\": {\"max\": %g},"
@@ -342,27 +367,13 @@ START_TEST(test_polygon_never_left)
 		     "[25, 25], \"radius\": 3}, \"obstacles\": [{\"type\": \"polyline\", "
 		     "\"points\": [", _i + 1, SPEED[_i % 4], NOISE[(_i / 4) % 4],
 		     (_i / 4) % 2 ? "wrap" : "reflect");
-	for (i = 0; i <= nv; i++) {
-		const double a = rot + 2 * M_PI * (i % nv) / nv, r = i % nv % 2 ? 15 : 9 + _i % 5;
+	for (i = 0; i < nv; i++) {
+		const double a = rot + 2 * M_PI * i / nv, r = i % 2 ? 15 : 9 + _i % 5;
 
-		v[i % nv][0] = 25 + r * cos(a);
-		v[i % nv][1] = 25 + r * sin(a);
-		w += sprintf(w, "%s[%.17g, %.17g]", i ? ", " : "", v[i % nv][0], v[i % nv][1]);
+		v[i][0] = 25 + r * cos(a);
+		v[i][1] = 25 + r * sin(a);
 	}
-	sprintf(w, "]}]}");
-	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
-	for (t = 1; t <= 400; t++) {
-		sim_step(&s);
-		for (k = 0; k < s.flock.n; k++)
-			ck_assert_msg(in_polygon((const double (*)[2])v, nv, s.flock.pos[0][k],
-						 s.flock.pos[1][k]),
-				      "polygon %d: boid %u left it at step %d, at (%.9g, %.9g)", _i,
-				      s.flock.id[k], t, (double)s.flock.pos[0][k],
-				      (double)s.flock.pos[1][k]);
-	}
-	sim_free(&s);
-	scenario_free(&sc);
+	stays_in_polygon(text, w, (const double (*)[2])v, nv, 400, _i);
 }
 END_TEST
 
@@ -381,15 +392,10 @@ START_TEST(test_spike_never_left)
 		{25.549960891488414, 25.954563913962396}, {18.080864961061117, 40.400411701558696},
 		{24.368371710912584, 25.17210180611196}, {7.04285290360702, 17.213651570294434},
 		{16.722331706576764, 6.793402085396195}, {25.354036656675316, 24.330167688141657}};
-	char text[2048], *w = text;
-	struct scenario sc;
-	struct sim s;
-	struct util_err err;
-	size_t k;
-	int i, t;
-
 	const double o = _i == 2 ? 1e6 : 0; /* the offset */
 	double W[8][2];
+	char text[2048], *w = text;
+	int i;
 
 	w += sprintf(w, "{\"model\": \"vicsek\", \"count\": 200, \"steps\": 300, \"dt\": 0.5,"
 		     " \"seed\": 92, \"radii\": {\"alignment\": 1}, \"speed\": {\"max\": 1.5},"
@@ -398,25 +404,11 @@ START_TEST(test_spike_never_left)
 		     " \"radius\": %.17g}, \"obstacles\": [{\"type\": \"polyline\", \"points\": [",
 		     o, o, o + 50, o + 50, _i == 1 ? "reflect" : "wrap", o + 25, o + 25,
 		     _i == 2 ? 0.39279307252934925 : 0.3927930725042111);
-	for (i = 0; i <= 8; i++) {
-		W[i % 8][0] = V[i % 8][0] + o;
-		W[i % 8][1] = V[i % 8][1] + o;
-		w += sprintf(w, "%s[%.17g, %.17g]", i ? ", " : "", W[i % 8][0], W[i % 8][1]);
+	for (i = 0; i < 8; i++) {
+		W[i][0] = V[i][0] + o;
+		W[i][1] = V[i][1] + o;
 	}
-	sprintf(w, "]}]}");
-	load_ok(text, &sc);
-	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
-	for (t = 1; t <= 300; t++) {
-		sim_step(&s);
-		for (k = 0; k < s.flock.n; k++)
-			ck_assert_msg(in_polygon((const double (*)[2])W, 8, s.flock.pos[0][k],
-						 s.flock.pos[1][k]),
-				      "case %d: boid %u left at step %d, at (%.9g, %.9g)", _i,
-				      s.flock.id[k], t,
-				      (double)s.flock.pos[0][k], (double)s.flock.pos[1][k]);
-	}
-	sim_free(&s);
-	scenario_free(&sc);
+	stays_in_polygon(text, w, (const double (*)[2])W, 8, 300, _i);
 }
 END_TEST
 
