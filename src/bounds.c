@@ -54,21 +54,30 @@ float bounds_place(const struct bounds *b, int d, double p)
 	return (float)p;
 }
 
-void bounds_reflect1(const struct bounds *b, int d, double *p, float *v)
+int bounds_mirror1(const struct bounds *b, int d, double *p)
 {
+	int mirrored = 0;
+
 	/* Mirror the overshoot back into the box; a move longer than the box
 	 * is clamped to the wall it crossed last. */
 	if (*p < b->lo[d]) {
 		*p = 2.0 * b->lo[d] - *p;
-		*v = -*v;
+		mirrored = 1;
 	} else if (*p > b->hi[d]) {
 		*p = 2.0 * b->hi[d] - *p;
-		*v = -*v;
+		mirrored = 1;
 	}
 	if (*p < b->lo[d])
 		*p = b->lo[d];
 	if (*p > b->hi[d])
 		*p = b->hi[d];
+	return mirrored;
+}
+
+void bounds_reflect1(const struct bounds *b, int d, double *p, float *v)
+{
+	if (bounds_mirror1(b, d, p))
+		*v = -*v;
 }
 
 void bounds_apply(const struct bounds *b, double pos[3], float vel[3])

@@ -37,8 +37,9 @@ static inline float bounds_min_image(const struct bounds *b, int d, float delta)
 float bounds_wrap1(const struct bounds *b, int d, double p);
 
 /* Under reflect: coordinate p of axis d, outside [lo, hi], mirrored back
- * into the box and the velocity component v reversed; a move longer than
- * the box is clamped to the wall it crossed last. */
+ * into the box (1 returned) and the velocity component v reversed; a move
+ * longer than the box is clamped to the wall it crossed last. */
+int bounds_mirror1(const struct bounds *b, int d, double *p);
 void bounds_reflect1(const struct bounds *b, int d, double *p, float *v);
 
 /* Whether coordinate p of axis d is outside the box that wrap ([lo, hi))

@@ -74,6 +74,60 @@ static void finish_bounds(const struct integrate_params *ip, double p[3], float 
 		memcpy(x, p, 3 * sizeof *x);
 }
 
+/* The wall of a reflect or wrap box that the move from p0 to p leaves
+ * the box through first (for wrap, its binary32 box [lo, hi), as
+ * bounds_wrap1), with *tw the fraction of the move where, or -1. */
+static int wall_crossed(const struct bounds *b, int dims, const double p0[3],
+			const double p[3], double *tw)
+{
+	int k, first = -1;
+
+	*tw = INFINITY;
+	if (b->mode != BOUNDS_WRAP && b->mode != BOUNDS_REFLECT)
+		return -1;
+	for (k = 0; k < dims; k++) {
+		double wall, t;
+
+		if (p[k] < b->lo[k] && p0[k] >= b->lo[k])
+			wall = b->lo[k];
+		else if (b->mode == BOUNDS_WRAP ? p[k] >= b->hi[k] && p0[k] < b->hi[k]
+						: p[k] > b->hi[k] && p0[k] <= b->hi[k])
+			wall = b->hi[k];
+		else
+			continue;
+		t = (wall - p0[k]) / (p[k] - p0[k]);
+		if (t < *tw) {
+			*tw = t;
+			first = k;
+		}
+	}
+	return first;
+}
+
+/* The rest of a move from p0 to p past wall k, at tw of it: the move goes
+ * on from the point of the wall, mirrored into the box (reflect, as
+ * bounds_mirror1: the same p as the walls give after the move) or from
+ * the opposite wall, a box further on (wrap). */
+static void wall_pass(const struct bounds *b, int dims, int k, double tw, double p0[3],
+		      double p[3], double v[3])
+{
+	const double wall = p[k] < b->lo[k] ? b->lo[k] : b->hi[k];
+	int j;
+
+	for (j = 0; j < dims; j++)
+		p0[j] += tw * (p[j] - p0[j]);
+	p0[k] = wall;
+	if (b->mode == BOUNDS_REFLECT) {
+		if (bounds_mirror1(b, k, &p[k]))
+			v[k] = -v[k];
+	} else {
+		const double shift = wall == b->hi[k] ? -b->len[k] : b->len[k];
+
+		p0[k] += shift;
+		p[k] += shift;
+	}
+}
+
 /* The first segment that the straight path from a to b hits
  * (obstacle_hit: its ends widened, a path ending on it hitting it), or
  * -1; n is then its normal facing a. Segments are 2D only. */
@@ -278,7 +332,9 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	float vin[3] = {0, 0, 0}; /* the velocity the move came with */
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *near;
-	int k, pass, i, j, m, hit = 0, pushed, stuck = 0, reuse, dims = ip->dims;
+	double pw[3] = {0, 0, 0}; /* p before the first wrap of the move (wall_pass) */
+	int k, pass, walls, i, j, m, hit = 0, pushed, stuck = 0, reuse, dims = ip->dims;
+	int wrapped = 0, bounced_wrapped = 0;
 
 	if (ip->n_obstacles == 0) {
 		bounds_apply(&ip->box, p, vel);
@@ -300,9 +356,19 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	 * move can be hit (integrate_obstacles_in). A move still bouncing
 	 * after INTEGRATE_BOUNCES (into the tip of a sharp corner, where its
 	 * last point of impact may lie beyond the other side) goes back where
-	 * it began, turned round, rather than going on untested. */
-	for (pass = 0; pass < INTEGRATE_BOUNCES; pass++) {
-		double t = INFINITY, t2 = INFINITY, n[3] = {0, 0, 0};
+	 * it began, turned round, rather than going on untested.
+	 * The walls of a reflect or wrap box are surfaces of the loop too, up
+	 * to twice the dimensions a move (beyond, the walls act after the
+	 * move, untested), and do not count as bounces:
+	 * reached first (by more than OBSTACLE_END_TOL, so that a segment
+	 * drawn on a wall is hit as a segment), the rest of the move is
+	 * mirrored into the box or goes on from the opposite wall, and is
+	 * tested in its turn. Where no obstacle is hit after a wrap, p is put
+	 * back as it was before it, so that bounds_wrap1 rounds the same
+	 * value as a move that no obstacle was near. */
+	for (pass = 0, walls = 0; pass < INTEGRATE_BOUNCES;) {
+		double t = INFINITY, t2 = INFINITY, tw, n[3] = {0, 0, 0};
+		int kw;
 
 		for (k = 0; k < dims; k++) {
 			lo[k] = fmin(p0[k], p[k]);
@@ -322,14 +388,28 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 				t2 = tt;
 			}
 		}
+		kw = walls < 2 * dims ? wall_crossed(&ip->box, dims, p0, p, &tw) : -1;
+		if (kw >= 0 && tw + OBSTACLE_END_TOL < t) {
+			if (ip->box.mode == BOUNDS_WRAP && !wrapped) {
+				memcpy(pw, p, sizeof pw);
+				wrapped = 1;
+			}
+			wall_pass(&ip->box, dims, kw, tw, p0, p, v);
+			walls++;
+			continue;
+		}
 		hit = t <= 1.0;
 		if (!hit)
 			break;
+		bounced_wrapped |= wrapped;
+		pass++;
 		if (t2 <= t + OBSTACLE_END_TOL)
 			obstacle_reverse(dims, p0, p, v, t);
 		else
 			obstacle_reflect(dims, p0, p, v, t, n);
 	}
+	if (wrapped && !bounced_wrapped)
+		memcpy(p, pw, sizeof pw);
 	for (k = 0; k < dims; k++) {
 		vel[k] = (float)v[k];
 		if (hit) { /* still bouncing: back where it began, turned round */

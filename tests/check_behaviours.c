@@ -412,6 +412,25 @@ START_TEST(test_spike_never_left)
 }
 END_TEST
 
+/* A corridor half a unit wide along a reflecting wall, its far side beyond the
+ * wall: boids in it come back off the wall into the segment, which they
+ * must not cross (the walls moved them after the move, untested, before
+ * they joined the bounce loop). */
+START_TEST(test_wall_corridor_never_left)
+{
+	static const double V[4][2] = {{49.5, 5}, {51, 5}, {51, 45}, {49.5, 45}};
+	char text[2048], *w = text;
+
+	w += sprintf(w, "{\"model\": \"vicsek\", \"count\": 100, \"steps\": 300, \"dt\": 1,"
+		     " \"seed\": 4, \"radii\": {\"alignment\": 1}, \"speed\": {\"max\": %g},"
+		     " \"noise\": 0.3, \"bounds\": {\"min\": [0, 0], \"max\": [50, 50],"
+		     " \"mode\": \"reflect\"}, \"start\": {\"shape\": \"ball\", \"center\": "
+		     "[49.75, 25], \"radius\": 0.2}, \"obstacles\": [{\"type\": \"polyline\", "
+		     "\"points\": [", _i ? 1.3 : 0.7);
+	stays_in_polygon(text, w, V, 4, 300, _i);
+}
+END_TEST
+
 /* Within radii.avoid of an obstacle a boid steers away from it. */
 START_TEST(test_obstacle_avoidance_steers)
 {
@@ -972,6 +991,7 @@ Suite *behaviours_suite(void)
 	tcase_add_loop_test(tc, test_obstacles_never_entered, 0, 8);
 	tcase_add_loop_test(tc, test_polygon_never_left, 0, 24);
 	tcase_add_loop_test(tc, test_spike_never_left, 0, 3);
+	tcase_add_loop_test(tc, test_wall_corridor_never_left, 0, 2);
 	tcase_add_test(tc, test_obstacle_avoidance_steers);
 	tcase_add_loop_test(tc, test_hue_converges, 0, 4);
 	tcase_add_loop_test(tc, test_hue_lone_boid, 0, 2);
