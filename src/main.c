@@ -3,6 +3,7 @@
  * terminal), and hand the run to run_scenario (run.h). */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -625,24 +626,67 @@ static int run(struct options *o)
 }
 
 #ifdef _OPENMP
-/* Whether OMP_NUM_THREADS asks for more threads than -j allows (without
- * it, more cores than that are used up to the limit): every
- * thread has buffers of its own, and the runtime itself fails to start a
- * team of 100,000. Says so in one line (what, the fix). */
+/* The outermost team's threads in OMP_NUM_THREADS (s), read as the
+ * OpenMP specification defines it (5.2, section 21.1.2: a list of
+ * positive integers separated by commas, one a level of nesting): the
+ * first, MAIN_THREADS_MAX + 1 for any larger, 0 for a value of spaces
+ * only (as unset), -1 for anything else. The runtime's own reading
+ * ignores such a value with a warning, or wraps a large one round. */
+static long env_threads(const char *s)
+{
+	long first = 0;
+	int items = 0;
+
+	for (;;) {
+		unsigned long n = 0;
+		int digits = 0;
+
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '\0' && items == 0)
+			return 0;
+		for (; isdigit((unsigned char)*s); s++, digits++)
+			if (n <= MAIN_THREADS_MAX)
+				n = 10 * n + (unsigned long)(*s - '0');
+		if (digits == 0 || n == 0)
+			return -1;
+		if (items++ == 0)
+			first = n > MAIN_THREADS_MAX ? MAIN_THREADS_MAX + 1 : (long)n;
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '\0')
+			return first;
+		if (*s++ != ',')
+			return -1;
+	}
+}
+
+/* Whether OMP_NUM_THREADS is not a number of threads, or asks for more
+ * than -j allows (without it, more cores than that are used up to the
+ * limit): every thread has buffers of its own, and the runtime itself
+ * fails to start a team of 100,000. Says so in one line (what, the
+ * fix). */
 static int env_threads_bad(const char *fix)
 {
-	int n = omp_get_max_threads();
+	const char *v = getenv("OMP_NUM_THREADS");
+	long n = v ? env_threads(v) : 0;
 
-	if (n <= MAIN_THREADS_MAX)
-		return 0;
-	/* no variable: the runtime's default, all cores, which is capped */
-	if (getenv("OMP_NUM_THREADS") == NULL) {
-		omp_set_num_threads(MAIN_THREADS_MAX);
+	/* no value: the runtime's default, all cores, which is capped */
+	if (n == 0) {
+		if (omp_get_max_threads() > MAIN_THREADS_MAX)
+			omp_set_num_threads(MAIN_THREADS_MAX);
 		return 0;
 	}
+	if (n > 0 && n <= MAIN_THREADS_MAX)
+		return 0;
 	mute_others(1);
-	fprintf(stderr, "boidsim: OMP_NUM_THREADS: %d threads, more than %d; %s\n", n,
-		MAIN_THREADS_MAX, fix);
+	if (n < 0)
+		fprintf(stderr, "boidsim: OMP_NUM_THREADS=%s: expected a number of threads from 1"
+			" to %d (or a list of them, one for each level of nesting); %s\n", v,
+			MAIN_THREADS_MAX, fix);
+	else
+		fprintf(stderr, "boidsim: OMP_NUM_THREADS=%s: more than %d threads; %s\n", v,
+			MAIN_THREADS_MAX, fix);
 	mute_others(0);
 	return 1;
 }
@@ -686,7 +730,7 @@ static int run_main(int argc, char **argv)
 	}
 #ifdef _OPENMP
 	if (i < argc && (strcmp(argv[i], "info") == 0 || strcmp(argv[i], "verify") == 0 ||
-			 strcmp(argv[i], "convert") == 0) && env_threads_bad("set it lower"))
+			 strcmp(argv[i], "convert") == 0) && env_threads_bad("set it to 1 to " MAIN_XSTR(MAIN_THREADS_MAX) " or unset it"))
 		return usage_status(EXIT_USAGE);
 #endif
 	if (i < argc && strcmp(argv[i], "info") == 0)
