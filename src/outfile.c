@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -67,6 +69,88 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 		return -1;
 	}
 	return fd;
+}
+
+int outfile_lock(const char *path, char **name, struct util_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0, tag = strlen(OUTFILE_LOCK_TAG);
+	char buf[64];
+	struct stat held, named;
+	int fd = -1, tries, rc = -1, len;
+	ssize_t n = 0;
+
+	*name = malloc(strlen(path) + 8);
+	if (*name == NULL) {
+		util_err_set(err, "out of memory");
+		return -1;
+	}
+	memcpy(*name, path, dirlen);
+	sprintf(*name + dirlen, ".%s.lock", path + dirlen);
+	/* A run that ends removes its lock file: one opened just before, and
+	 * locked just after, is a file no longer under the name; open again. */
+	for (tries = 0; tries < OUTFILE_TRIES; tries++) {
+		fd = open(*name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			util_err_set(err, "%s: cannot create the lock of %s: %s", *name, path,
+				     strerror(errno));
+			goto fail;
+		}
+		n = pread(fd, buf, sizeof buf - 1, 0);
+		if (n > 0 && ((size_t)n < tag || memcmp(buf, OUTFILE_LOCK_TAG, tag) != 0)) {
+			util_err_set(err, "%s: the file is there and is not the lock of a run "
+				     "(which a run with %s would write and remove); move it away",
+				     *name, path);
+			rc = -2;
+			goto fail;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			if (errno != EWOULDBLOCK) {
+				util_err_set(err, "%s: cannot lock: %s", *name, strerror(errno));
+				goto fail;
+			}
+			buf[n > 0 ? n : 0] = '\0';
+			buf[strcspn(buf, "\n")] = '\0';
+			util_err_set(err, "%s: in use by another run%s%s%s; wait for it to end, or "
+				     "name another file", path, n > (ssize_t)tag ? " (process " : "",
+				     n > (ssize_t)tag ? buf + tag : "", n > (ssize_t)tag ? ")" : "");
+			rc = -2;
+			goto fail;
+		}
+		if (fstat(fd, &held) == 0 && stat(*name, &named) == 0 &&
+		    held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		util_err_set(err, "%s: cannot lock: removed as often as it was opened", *name);
+		goto fail;
+	}
+	/* who holds it, for the message of a run that finds it taken */
+	len = snprintf(buf, sizeof buf, OUTFILE_LOCK_TAG "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+		util_err_set(err, "%s: cannot write: %s", *name, strerror(errno));
+		unlink(*name);
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(*name);
+	*name = NULL;
+	return rc;
+}
+
+void outfile_unlock(char *name, int fd)
+{
+	if (fd < 0)
+		return;
+	/* removed while held: a run that opens it now finds it gone (above) */
+	unlink(name);
+	close(fd);
+	free(name);
 }
 
 int outfile_is_temp(const char *tmp, const char *path)

@@ -63,6 +63,18 @@ int outfile_is_temp(const char *tmp, const char *path);
  * the file itself), so it is only reported: -1, with err filled when not
  * NULL. */
 int outfile_drop_temp(const char *tmp, int keep, uint64_t size, struct util_err *err);
+/* A run's claim on PATH (its checkpoint), which no other run may share
+ * while it lasts: an advisory lock (flock(2)) on ".NAME.lock" in PATH's
+ * directory, a file holding OUTFILE_LOCK_TAG and the process's id. A
+ * file of that name that is not such a lock is neither written nor
+ * removed. Returns the lock's descriptor and sets *name (to free, by
+ * outfile_unlock); or -2 with err set when another process holds it, or
+ * -1 with err set when it cannot be taken. */
+#define OUTFILE_LOCK_TAG "boidsim lock "
+int outfile_lock(const char *path, char **name, struct util_err *err);
+/* Gives the claim up: removes the lock file and closes fd (fd < 0: none). */
+void outfile_unlock(char *name, int fd);
+
 /* After a rename into PATH's directory: makes the rename itself durable.
  * A failure loses nothing already written, so it is not reported. */
 void outfile_sync_dir(const char *path);

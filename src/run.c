@@ -108,8 +108,6 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	const char *in[2] = {o->scenario, sc->start_file};
 	char msg[4 * 4096], partial[4096];
 	struct stat st, in_st;
-	struct checkpoint_files cf;
-	struct util_err perr;
 	int i, j;
 
 	if (o->checkpoint && (outfile_fd_of(o->checkpoint) >= 0 ||
@@ -184,8 +182,17 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 				return bad_option(err, "%s", msg);
 			}
 		}
-	/* A run replaces and then removes its checkpoint: a file there that
-	 * is not one (a mistyped -o, a result) is not the run's to remove. */
+	return 0;
+}
+
+/* A run replaces and then removes its checkpoint: a file there that is
+ * not one (a mistyped -o, a result) is not the run's to remove. */
+static int check_checkpoint_file(const struct run_opts *o, struct util_err *err)
+{
+	struct stat st;
+	struct checkpoint_files cf;
+	struct util_err perr;
+
 	if (o->checkpoint && !o->resume && stat(o->checkpoint, &st) == 0 && st.st_size > 0) {
 		unsigned char head[sizeof CHECKPOINT_MAGIC - 1];
 		FILE *fp = fopen(o->checkpoint, "rb");
@@ -479,6 +486,8 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	struct util_err aerr = {0};
 	double t0, last = 0, t_out = 0;
 	struct timespec started;
+	char *lock_name = NULL;
+	int lock_fd = -1;
 
 	memset(res, 0, sizeof *res);
 	/* (the file system's clock, which stamps the files a run writes) */
@@ -513,6 +522,22 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		return RUN_BAD_INPUT;
 	}
 	if ((status = check_options(o, &sc, &fmt, err)) != 0)
+		goto out;
+	/* Two runs sharing a checkpoint would replace each other's, and the
+	 * first to end would remove the other's: the second is refused
+	 * before it looks at the file (which may be the first's, of a run
+	 * still going, not of a stopped one). Of a split run, part 0 alone
+	 * writes checkpoints, and so takes the lock and looks. */
+	if (writer && o->checkpoint && !o->check &&
+	    (lock_fd = outfile_lock(o->checkpoint, &lock_name, err)) < 0) {
+		char why[UTIL_ERR_MAX];
+
+		snprintf(why, sizeof why, "%s", err->msg);
+		util_err_set(err, "--checkpoint %s", why);
+		status = lock_fd == -2 ? RUN_BAD_INPUT : RUN_FAILED;
+		goto out;
+	}
+	if (writer && (status = check_checkpoint_file(o, err)) != 0)
 		goto out;
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
@@ -756,6 +781,7 @@ out:
 	util_free(agents.group);
 	if (sim_ok)
 		sim_free(&sim);
+	outfile_unlock(lock_name, lock_fd);
 	free(json);
 	scenario_free(&sc);
 	return status;
