@@ -76,7 +76,9 @@ static void finish_bounds(const struct integrate_params *ip, double p[3], float 
 
 /* The wall of a reflect or wrap box that the move from p0 to p leaves
  * the box through first (for wrap, its binary32 box [lo, hi), as
- * bounds_wrap1), with *tw the fraction of the move where, or -1. */
+ * bounds_wrap1), with *tw the fraction of the move where, or -1. A move
+ * that begins outside (backed off a segment drawn on the wall, or hit
+ * just past it) and goes further out crosses it at 0. */
 static int wall_crossed(const struct bounds *b, int dims, const double p0[3],
 			const double p[3], double *tw)
 {
@@ -88,14 +90,14 @@ static int wall_crossed(const struct bounds *b, int dims, const double p0[3],
 	for (k = 0; k < dims; k++) {
 		double wall, t;
 
-		if (p[k] < b->lo[k] && p0[k] >= b->lo[k])
+		if (p[k] < b->lo[k] && p[k] < p0[k])
 			wall = b->lo[k];
-		else if (b->mode == BOUNDS_WRAP ? p[k] >= b->hi[k] && p0[k] < b->hi[k]
-						: p[k] > b->hi[k] && p0[k] <= b->hi[k])
+		else if ((b->mode == BOUNDS_WRAP ? p[k] >= b->hi[k] : p[k] > b->hi[k]) &&
+			 p[k] > p0[k])
 			wall = b->hi[k];
 		else
 			continue;
-		t = (wall - p0[k]) / (p[k] - p0[k]);
+		t = fmax((wall - p0[k]) / (p[k] - p0[k]), 0.0);
 		if (t < *tw) {
 			*tw = t;
 			first = k;
@@ -231,7 +233,12 @@ static int round_back(const struct integrate_params *ip, double x[3], double p[3
 			hi[k] = fmax(x[k], c[k]);
 		}
 		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
-		if (rounding_crosses(ip, m, near, x, c, nc) < 0) {
+		/* (not out of a box that keeps boids in: its walls would move
+		 * the boid again, untested) */
+		for (k = 0; k < 2; k++)
+			if (bounds_outside(&ip->box, k, c[k]))
+				break;
+		if (k == 2 && rounding_crosses(ip, m, near, x, c, nc) < 0) {
 			memcpy(p, c, 3 * sizeof *p);
 			memcpy(x, c, 3 * sizeof *x);
 			return 0;
@@ -358,8 +365,9 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 	 * last point of impact may lie beyond the other side) goes back where
 	 * it began, turned round, rather than going on untested.
 	 * The walls of a reflect or wrap box are surfaces of the loop too, up
-	 * to twice the dimensions a move (beyond, the walls act after the
-	 * move, untested), and do not count as bounces:
+	 * to twice the dimensions between two bounces (beyond, the walls act
+	 * after the move, untested: a move longer than the box), and do not
+	 * count as bounces:
 	 * reached first (by more than OBSTACLE_END_TOL, so that a segment
 	 * drawn on a wall is hit as a segment), the rest of the move is
 	 * mirrored into the box or goes on from the opposite wall, and is
@@ -403,6 +411,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			break;
 		bounced_wrapped |= wrapped;
 		pass++;
+		walls = 0;
 		if (t2 <= t + OBSTACLE_END_TOL)
 			obstacle_reverse(dims, p0, p, v, t);
 		else

@@ -431,6 +431,45 @@ START_TEST(test_wall_corridor_never_left)
 }
 END_TEST
 
+/* A cell 0.6 wide round the corner of a wrap box a million units from
+ * the origin (x and y each in [max - 0.3, max) or [min, min + 0.3), four
+ * segments; a unit in the last place is 1/16 there): boids stay in it.
+ * Nudged back across a segment after rounding, they were sent out of
+ * the box, and its walls moved them on into other cells (a review's:
+ * 8 boids left at the first step). */
+START_TEST(test_far_corner_cell_never_left)
+{
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	size_t k;
+	int t;
+
+	load_ok("{\"model\": \"vicsek\", \"count\": 200, \"steps\": 40, \"dt\": 1, \"seed\": 1,"
+		" \"radii\": {\"alignment\": 1}, \"speed\": {\"max\": 0.2}, \"noise\": 0.5,"
+		" \"bounds\": {\"min\": [1000000, 1000000], \"max\": [1000050, 1000050],"
+		" \"mode\": \"wrap\"}, \"start\": {\"shape\": \"ball\", \"center\": [1000049.85,"
+		" 1000049.85], \"radius\": 0.075}, \"obstacles\": ["
+		"{\"type\": \"segment\", \"from\": [1000049.7, 1000000], \"to\": [1000049.7, 1000050]},"
+		"{\"type\": \"segment\", \"from\": [1000000.3, 1000000], \"to\": [1000000.3, 1000050]},"
+		"{\"type\": \"segment\", \"from\": [1000000, 1000049.7], \"to\": [1000050, 1000049.7]},"
+		"{\"type\": \"segment\", \"from\": [1000000, 1000000.3], \"to\": [1000050, 1000000.3]}]}",
+		&sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
+	for (t = 1; t <= 40; t++) {
+		sim_step(&s);
+		for (k = 0; k < s.flock.n; k++) {
+			const double x = s.flock.pos[0][k], y = s.flock.pos[1][k];
+
+			ck_assert_msg((x > 1000049.7 || x < 1000000.3) && (y > 1000049.7 || y < 1000000.3),
+				      "boid %u left at step %d, at (%.9g, %.9g)", s.flock.id[k], t, x, y);
+		}
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
 /* Within radii.avoid of an obstacle a boid steers away from it. */
 START_TEST(test_obstacle_avoidance_steers)
 {
@@ -992,6 +1031,7 @@ Suite *behaviours_suite(void)
 	tcase_add_loop_test(tc, test_polygon_never_left, 0, 24);
 	tcase_add_loop_test(tc, test_spike_never_left, 0, 3);
 	tcase_add_loop_test(tc, test_wall_corridor_never_left, 0, 2);
+	tcase_add_test(tc, test_far_corner_cell_never_left);
 	tcase_add_test(tc, test_obstacle_avoidance_steers);
 	tcase_add_loop_test(tc, test_hue_converges, 0, 4);
 	tcase_add_loop_test(tc, test_hue_lone_boid, 0, 2);

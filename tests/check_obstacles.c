@@ -639,6 +639,51 @@ START_TEST(test_wall_beside_segment)
 }
 END_TEST
 
+/* The walls' own cases (a review's): a move in a corridor narrower than
+ * it, from wall to segment and back more often than twice the
+ * dimensions (the walls' count was not renewed at a bounce, and the
+ * rest of the move crossed the segment); and under wrap a segment on the
+ * periodic edge, which backs a move that wraps in onto it off to just
+ * outside the box, where the wall was no longer seen (its way back was
+ * tested unwrapped, and crossed the segment near the other edge). */
+START_TEST(test_wall_edge_cases)
+{
+	static const struct {
+		const char *box, *obstacles;
+		float pos[2], vel[2];
+		double end[2], lo, hi; /* where x (case 0: y) must end */
+	} C[] = {
+		{"{\"min\": [0, 0], \"max\": [10, 10], \"mode\": \"reflect\"}",
+		 "[{\"type\": \"segment\", \"from\": [0, 0.5], \"to\": [10, 0.5]}]",
+		 {5.0f, 0.25f}, {0.1f, -5.0f}, {5.1, -4.75}, 0, 0.5},
+		{"{\"min\": [0, 0], \"max\": [10, 10], \"mode\": \"wrap\"}",
+		 "[{\"type\": \"segment\", \"from\": [0, 0], \"to\": [0, 10]},"
+		 " {\"type\": \"segment\", \"from\": [9.95, 0], \"to\": [9.95, 10]}]",
+		 {9.98f, 5.0f}, {0.12f, 0.05f}, {10.1, 5.05}, 9.95, 10},
+		{"{\"min\": [0, 0], \"max\": [10, 10], \"mode\": \"wrap\"}",
+		 "[{\"type\": \"segment\", \"from\": [10, 0], \"to\": [10, 10]},"
+		 " {\"type\": \"segment\", \"from\": [0.05, 0], \"to\": [0.05, 10]}]",
+		 {0.02f, 5.0f}, {-0.12f, 0.05f}, {-0.1, 5.05}, 0, 0.05},
+		{"{\"min\": [1000000, 1000000], \"max\": [1000050, 1000050], \"mode\": \"wrap\"}",
+		 "[{\"type\": \"segment\", \"from\": [1000000, 1000000.3], \"to\": [1000050, 1000000.3]},"
+		 " {\"type\": \"segment\", \"from\": [1000000, 1000049.7], \"to\": [1000050, 1000049.7]},"
+		 " {\"type\": \"segment\", \"from\": [1000000.3, 1000000], \"to\": [1000000.3, 1000050]},"
+		 " {\"type\": \"segment\", \"from\": [1000049.7, 1000000], \"to\": [1000049.7, 1000050]}]",
+		 {1000049.8125f, 1000049.875f}, {0.122804582f, 0.157857642f},
+		 {1000049.6990724131, 1000049.7102754414}, 1000049.7, 1000050}};
+	float vel[2] = {C[_i].vel[0], C[_i].vel[1]}, out[2];
+	double at;
+
+	finish_move_in(C[_i].box, C[_i].obstacles, C[_i].pos, C[_i].end, vel, out);
+	at = _i == 0 ? out[1] : out[0];
+	ck_assert_msg(at > C[_i].lo && at < C[_i].hi, "case %d: ended at (%.9g, %.9g), outside "
+		      "(%.9g, %.9g)", _i, (double)out[0], (double)out[1], C[_i].lo, C[_i].hi);
+	if (_i == 3) /* the corner's cell: y too */
+		ck_assert_msg(out[1] > C[_i].lo && out[1] < C[_i].hi, "case 3: ended at y = %.9g",
+			      (double)out[1]);
+}
+END_TEST
+
 /* Boids under two overlapping circles drawn over them, at a wall they
  * reach past, each pushing a boid into the other or the wall: every one
  * ends outside both, in the box. */
@@ -712,6 +757,7 @@ Suite *obstacles_suite(void)
 	tcase_add_test(tc, test_rounding_keeps_side);
 	tcase_add_test(tc, test_overlap_escape);
 	tcase_add_loop_test(tc, test_wall_beside_segment, 0, 2);
+	tcase_add_loop_test(tc, test_wall_edge_cases, 0, 4);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
 			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
 	suite_add_tcase(s, tc);
