@@ -628,7 +628,8 @@ static int run(struct options *o)
 #ifdef _OPENMP
 /* The outermost team's threads in OMP_NUM_THREADS (s), read as the
  * OpenMP specification defines it (5.2, section 21.1.2: a list of
- * positive integers separated by commas, one a level of nesting): the
+ * positive integers separated by commas, one a level of nesting; a
+ * plus sign allowed, as the runtime's strtoul reads them): the
  * first, MAIN_THREADS_MAX + 1 for any larger, 0 for a value of spaces
  * only (as unset), -1 for anything else. The runtime's own reading
  * ignores such a value with a warning, or wraps a large one round. */
@@ -645,6 +646,8 @@ static long env_threads(const char *s)
 			s++;
 		if (*s == '\0' && items == 0)
 			return 0;
+		if (*s == '+') /* (strtoul's sign, which the runtime accepts) */
+			s++;
 		for (; isdigit((unsigned char)*s); s++, digits++)
 			if (n <= MAIN_THREADS_MAX)
 				n = 10 * n + (unsigned long)(*s - '0');
@@ -680,17 +683,30 @@ static int env_threads_bad(const char *fix)
 	if (n > 0 && n <= MAIN_THREADS_MAX)
 		return 0;
 	mute_others(1);
+	/* the value as given, but on one line */
+	fputs("boidsim: OMP_NUM_THREADS=", stderr);
+	for (; *v; v++)
+		fputc(iscntrl((unsigned char)*v) ? '?' : *v, stderr);
 	if (n < 0)
-		fprintf(stderr, "boidsim: OMP_NUM_THREADS=%s: expected a number of threads from 1"
-			" to %d (or a list of them, one for each level of nesting); %s\n", v,
-			MAIN_THREADS_MAX, fix);
+		fprintf(stderr, ": expected a number of threads from 1 to %d (or a list of them, "
+			"one for each level of nesting); %s\n", MAIN_THREADS_MAX, fix);
 	else
-		fprintf(stderr, "boidsim: OMP_NUM_THREADS=%s: more than %d threads; %s\n", v,
-			MAIN_THREADS_MAX, fix);
+		fprintf(stderr, ": more than %d threads; %s\n", MAIN_THREADS_MAX, fix);
 	mute_others(0);
 	return 1;
 }
 #endif
+
+/* Whether the arguments of a subcommand (argv[0]) ask for its help. */
+static int asks_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	return 0;
+}
 
 /* The one line for a BOIDSIM_SIMD that names no level; 1 if it did. */
 static int simd_bad(const char *value)
@@ -729,8 +745,10 @@ static int run_main(int argc, char **argv)
 			break;
 	}
 #ifdef _OPENMP
+	/* (the help needs no threads) */
 	if (i < argc && (strcmp(argv[i], "info") == 0 || strcmp(argv[i], "verify") == 0 ||
-			 strcmp(argv[i], "convert") == 0) && env_threads_bad("set it to 1 to " MAIN_XSTR(MAIN_THREADS_MAX) " or unset it"))
+			 strcmp(argv[i], "convert") == 0) && !asks_help(argc - i, argv + i) &&
+	    env_threads_bad("set it to 1 to " MAIN_XSTR(MAIN_THREADS_MAX) " or unset it"))
 		return usage_status(EXIT_USAGE);
 #endif
 	if (i < argc && strcmp(argv[i], "info") == 0)

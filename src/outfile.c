@@ -71,54 +71,109 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 	return fd;
 }
 
-int outfile_lock(const char *path, char **name, struct util_err *err)
+/* The largest lock file read back: a header and a few runs' journals. */
+#define OUTFILE_LOCK_MAX 65536
+
+/* p made absolute (against the working directory), to free; NULL when
+ * out of memory or the directory is unknown. */
+static char *absolute(const char *p)
 {
-	const char *slash = strrchr(path, '/');
-	const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0, tag = strlen(OUTFILE_LOCK_TAG);
-	char buf[64];
+	char *cwd, *r;
+
+	if (p[0] == '/')
+		return strdup(p);
+	if ((cwd = getcwd(NULL, 0)) == NULL)
+		return NULL;
+	r = malloc(strlen(cwd) + strlen(p) + 2);
+	if (r)
+		sprintf(r, "%s/%s", cwd, p);
+	free(cwd);
+	return r;
+}
+
+char *outfile_lock_name(const char *path)
+{
+	char *real = NULL, *name;
+	const char *p = path, *slash;
+	struct stat st;
+	size_t dirlen;
+
+	/* a link to the checkpoint is the checkpoint: one lock for both */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)))
+		p = real;
+	slash = strrchr(p, '/');
+	dirlen = slash ? (size_t)(slash - p) + 1 : 0;
+	name = malloc(strlen(p) + 8);
+	if (name) {
+		memcpy(name, p, dirlen);
+		sprintf(name + dirlen, ".%s.lock", p + dirlen);
+	}
+	free(real);
+	return name;
+}
+
+int outfile_lock(const char *path, char **name, char **was, struct util_err *err)
+{
+	const size_t tag = strlen(OUTFILE_LOCK_TAG);
+	char head[64], *old = NULL, *nl;
 	struct stat held, named;
 	int fd = -1, tries, rc = -1, len;
 	ssize_t n = 0;
 
-	*name = malloc(strlen(path) + 8);
-	if (*name == NULL) {
+	*was = NULL;
+	if ((*name = outfile_lock_name(path)) == NULL || (old = malloc(OUTFILE_LOCK_MAX + 1)) == NULL) {
 		util_err_set(err, "out of memory");
-		return -1;
+		goto fail;
 	}
-	memcpy(*name, path, dirlen);
-	sprintf(*name + dirlen, ".%s.lock", path + dirlen);
 	/* A run that ends removes its lock file: one opened just before, and
 	 * locked just after, is a file no longer under the name; open again. */
 	for (tries = 0; tries < OUTFILE_TRIES; tries++) {
-		fd = open(*name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+		fd = open(*name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+		if (fd < 0 && (errno == ELOOP || errno == EISDIR || errno == EACCES ||
+			       errno == EPERM)) {
+			/* a link, a directory, another user's file: not ours */
+			util_err_set(err, "%s: cannot take the lock of %s: %s; move it away, or "
+				     "name another checkpoint", *name, path, strerror(errno));
+			rc = -2;
+			goto fail;
+		}
 		if (fd < 0) {
 			util_err_set(err, "%s: cannot create the lock of %s: %s", *name, path,
 				     strerror(errno));
 			goto fail;
 		}
-		n = pread(fd, buf, sizeof buf - 1, 0);
-		if (n > 0 && ((size_t)n < tag || memcmp(buf, OUTFILE_LOCK_TAG, tag) != 0)) {
+		n = fstat(fd, &held) == 0 && S_ISREG(held.st_mode) ? pread(fd, old, OUTFILE_LOCK_MAX, 0)
+								  : -1;
+		if (n < 0 || (n > 0 && ((size_t)n < tag || memcmp(old, OUTFILE_LOCK_TAG, tag) != 0))) {
 			util_err_set(err, "%s: the file is there and is not the lock of a run "
 				     "(which a run with %s would write and remove); move it away",
 				     *name, path);
 			rc = -2;
 			goto fail;
 		}
+		old[n] = '\0';
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			if (errno == ENOSYS || errno == ENOLCK || errno == EOPNOTSUPP) {
+				/* a file system without locks: the run goes on without */
+				if (n == 0)
+					unlink(*name);
+				rc = OUTFILE_NO_LOCK;
+				goto fail;
+			}
 			if (errno != EWOULDBLOCK) {
 				util_err_set(err, "%s: cannot lock: %s", *name, strerror(errno));
 				goto fail;
 			}
-			buf[n > 0 ? n : 0] = '\0';
-			buf[strcspn(buf, "\n")] = '\0';
+			snprintf(head, sizeof head, "%s", n > (ssize_t)tag ? old + tag : "");
+			head[strcspn(head, "\n")] = '\0';
 			util_err_set(err, "%s: in use by another run%s%s%s; wait for it to end, or "
-				     "name another file", path, n > (ssize_t)tag ? " (process " : "",
-				     n > (ssize_t)tag ? buf + tag : "", n > (ssize_t)tag ? ")" : "");
+				     "name another file", path, head[0] ? " (process " : "", head,
+				     head[0] ? ")" : "");
 			rc = -2;
 			goto fail;
 		}
-		if (fstat(fd, &held) == 0 && stat(*name, &named) == 0 &&
-		    held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+		if (stat(*name, &named) == 0 && held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino)
 			break;
 		close(fd);
 		fd = -1;
@@ -127,28 +182,124 @@ int outfile_lock(const char *path, char **name, struct util_err *err)
 		util_err_set(err, "%s: cannot lock: removed as often as it was opened", *name);
 		goto fail;
 	}
-	/* who holds it, for the message of a run that finds it taken */
-	len = snprintf(buf, sizeof buf, OUTFILE_LOCK_TAG "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
-		util_err_set(err, "%s: cannot write: %s", *name, strerror(errno));
-		unlink(*name);
-		goto fail;
+	/* Who holds it, for the message of a run that finds it taken; the
+	 * journal of a killed run that held it stays, until it is swept. */
+	len = snprintf(head, sizeof head, OUTFILE_LOCK_TAG "%ld\n", (long)getpid());
+	nl = n > 0 ? memchr(old, '\n', (size_t)n) : NULL;
+	if (nl && nl + 1 < old + n) {
+		size_t jn = (size_t)(old + n - (nl + 1));
+
+		memmove(old, nl + 1, jn);
+		if (ftruncate(fd, 0) != 0 || pwrite(fd, head, (size_t)len, 0) != len ||
+		    pwrite(fd, old, jn, len) != (ssize_t)jn)
+			goto write_failed;
+		*was = malloc(jn + 2); /* the journal, with its final NUL and one more */
+		if (*was) {
+			memcpy(*was, old, jn);
+			(*was)[jn] = (*was)[jn + 1] = '\0';
+		}
+	} else if (ftruncate(fd, 0) != 0 || pwrite(fd, head, (size_t)len, 0) != len) {
+		goto write_failed;
 	}
+	free(old);
 	return fd;
+write_failed:
+	/* (left as it is: a lock whatever it holds now, which the next run
+	 * takes over) */
+	util_err_set(err, "%s: cannot write: %s", *name, strerror(errno));
 fail:
 	if (fd >= 0)
 		close(fd);
+	free(old);
 	free(*name);
 	*name = NULL;
 	return rc;
 }
 
-void outfile_unlock(char *name, int fd)
+int outfile_lock_note(int fd, const char *path, const char *tmp)
 {
+	char *out, *t;
+	int rc = -1;
+	off_t end;
+
+	if (fd < 0 || path == NULL || tmp == NULL)
+		return -1;
+	out = absolute(path);
+	t = absolute(tmp);
+	/* "OUTPUT\0TEMP\0": any byte but NUL may be in a name */
+	if (out && t && (end = lseek(fd, 0, SEEK_END)) >= 0 &&
+	    pwrite(fd, out, strlen(out) + 1, end) == (ssize_t)(strlen(out) + 1) &&
+	    pwrite(fd, t, strlen(t) + 1, end + (off_t)strlen(out) + 1) == (ssize_t)(strlen(t) + 1))
+		rc = 0;
+	free(out);
+	free(t);
+	return rc;
+}
+
+int outfile_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0, same;
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	char *da, *db, *ra = NULL, *rb = NULL;
+
+	if (ea || eb)
+		return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+		       !S_ISCHR(sa.st_mode);
+	da = ba ? strndup(a, (size_t)(ba - a) + 1) : strdup(".");
+	db = bb ? strndup(b, (size_t)(bb - b) + 1) : strdup(".");
+	if (da && db) {
+		ra = realpath(da, NULL);
+		rb = realpath(db, NULL);
+	}
+	if (ra && rb)
+		same = strcmp(ra, rb) == 0 && strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) == 0;
+	else /* a directory that is not there: the run fails on it anyway */
+		same = strcmp(a, b) == 0;
+	free(da);
+	free(db);
+	free(ra);
+	free(rb);
+	return same;
+}
+
+void outfile_lock_sweep(char *was, const char *const *keep, int nkeep)
+{
+	const char *p = was;
+	struct stat st;
+	int i;
+
+	if (was == NULL)
+		return;
+	/* pairs of NUL-ended names, to the journal's end (an empty name) */
+	while (*p) {
+		const char *out = p, *tmp = p + strlen(p) + 1;
+		int kept = 0;
+
+		if (*tmp == '\0')
+			break;
+		p = tmp + strlen(tmp) + 1;
+		if (!outfile_is_temp(tmp, out) || lstat(tmp, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (i = 0; i < nkeep && !kept; i++)
+			kept = keep[i] && keep[i][0] && outfile_same_file(tmp, keep[i]);
+		if (!kept)
+			unlink(tmp);
+	}
+	free(was);
+}
+
+void outfile_unlock(char *name, int fd, int keep)
+{
+	struct stat held, named;
+
 	if (fd < 0)
 		return;
-	/* removed while held: a run that opens it now finds it gone (above) */
-	unlink(name);
+	/* Removed while held (a run that opens it now finds it gone, above),
+	 * and only while the name is still the file held. */
+	if (!keep && fstat(fd, &held) == 0 && lstat(name, &named) == 0 &&
+	    held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+		unlink(name);
 	close(fd);
 	free(name);
 }

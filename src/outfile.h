@@ -65,15 +65,43 @@ int outfile_is_temp(const char *tmp, const char *path);
 int outfile_drop_temp(const char *tmp, int keep, uint64_t size, struct util_err *err);
 /* A run's claim on PATH (its checkpoint), which no other run may share
  * while it lasts: an advisory lock (flock(2)) on ".NAME.lock" in PATH's
- * directory, a file holding OUTFILE_LOCK_TAG and the process's id. A
- * file of that name that is not such a lock is neither written nor
- * removed. Returns the lock's descriptor and sets *name (to free, by
- * outfile_unlock); or -2 with err set when another process holds it, or
- * -1 with err set when it cannot be taken. */
+ * directory, a file holding OUTFILE_LOCK_TAG, the process's id and a
+ * line, then the journal: the temporary files of the runs that held it
+ * (outfile_lock_note). A file of that name that is not such a lock is
+ * neither written nor removed. Returns the lock's descriptor and sets
+ * *name (to free, by outfile_unlock) and *was: NULL, or the journal of a
+ * run that held the lock and was killed (for outfile_lock_sweep, which
+ * frees it; it stays in the lock file until then); or -2 with
+ * err set when another process holds it or the name is not a lock's (a
+ * link, a directory, another user's file, anything but a regular file that
+ * is empty or begins with OUTFILE_LOCK_TAG), -1 with err set when it
+ * cannot be taken, or OUTFILE_NO_LOCK where the file system has no locks. */
 #define OUTFILE_LOCK_TAG "boidsim lock "
-int outfile_lock(const char *path, char **name, struct util_err *err);
-/* Gives the claim up: removes the lock file and closes fd (fd < 0: none). */
-void outfile_unlock(char *name, int fd);
+/* (on a file system without locks: no lock, and no error) */
+#define OUTFILE_NO_LOCK (-3)
+int outfile_lock(const char *path, char **name, char **was, struct util_err *err);
+/* The name of PATH's lock file (to free; NULL when out of memory): beside
+ * PATH, or beside the file PATH links to. */
+char *outfile_lock_name(const char *path);
+/* Adds tmp, the temporary file of the output path, to the journal of the
+ * lock fd: a run that takes the lock over after this one was killed
+ * removes it, unless its checkpoint names it. 0, or -1 when it could not
+ * be noted (it may then be left behind, as before the journal). */
+int outfile_lock_note(int fd, const char *path, const char *tmp);
+/* The temporary files in the journal was, of a run that was killed,
+ * removed: those that are still temporary files of their outputs by name
+ * (outfile_is_temp) and regular files, but none of keep (the files its
+ * checkpoint names, which a resumed run reads; NULL or empty entries
+ * allowed). Frees was. */
+void outfile_lock_sweep(char *was, const char *const *keep, int nkeep);
+/* Whether a and b name one file: both exist and are one (through links
+ * too; not character devices, which every descriptor name is alike), or
+ * neither does and they name one entry of one directory (x and ./x). */
+int outfile_same_file(const char *a, const char *b);
+/* Gives the claim up: closes fd (fd < 0: none), and removes the lock
+ * file, unless keep (a journal not yet swept stays for the next run)
+ * or the name no longer is the file held. */
+void outfile_unlock(char *name, int fd, int keep);
 
 /* After a rename into PATH's directory: makes the rename itself durable.
  * A failure loses nothing already written, so it is not reported. */

@@ -48,33 +48,6 @@ static int bad_option(struct util_err *err, const char *fmt, ...)
 	return RUN_BAD_OPTIONS;
 }
 
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0, same;
-	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-	char *da, *db, *ra = NULL, *rb = NULL;
-
-	if (ea || eb)
-		return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
-		       !S_ISCHR(sa.st_mode);
-	da = ba ? strndup(a, (size_t)(ba - a) + 1) : strdup(".");
-	db = bb ? strndup(b, (size_t)(bb - b) + 1) : strdup(".");
-	if (da && db) {
-		ra = realpath(da, NULL);
-		rb = realpath(db, NULL);
-	}
-	if (ra && rb)
-		same = strcmp(ra, rb) == 0 && strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) == 0;
-	else /* a directory that is not there: the run fails on it anyway */
-		same = strcmp(a, b) == 0;
-	free(da);
-	free(db);
-	free(ra);
-	free(rb);
-	return same;
-}
-
 /* Whether b is a name of a's temporary files (.NAME.tmp.XXXXXX in a's
  * directory, outfile_temp), which a run creates, renames and removes. */
 static int is_temp_of(const char *b, const char *a)
@@ -85,7 +58,7 @@ static int is_temp_of(const char *b, const char *a)
 	int temp = 0;
 
 	if (da && db && outfile_is_temp(sb ? sb + 1 : b, sa ? sa + 1 : a))
-		temp = strcmp(da, db) == 0 || same_file(da, db);
+		temp = strcmp(da, db) == 0 || outfile_same_file(da, db);
 	free(da);
 	free(db);
 	return temp;
@@ -141,14 +114,14 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 		for (j = 0; j < 2; j++) {
 			if (!path[i] || !in[j] || strcmp(path[i], "-") == 0 || strcmp(in[j], "-") == 0)
 				continue;
-			if (same_file(path[i], in[j])) {
+			if (outfile_same_file(path[i], in[j])) {
 				snprintf(msg, sizeof msg, "%s %s is %s, which the run reads",
 					 name[i], path[i], in_name[j]);
 				return bad_option(err, "%s", msg);
 			}
 			/* where an interrupted trajectory or table of it goes */
 			snprintf(partial, sizeof partial, "%s.partial", path[i]);
-			if (i < 2 && same_file(partial, in[j])) {
+			if (i < 2 && outfile_same_file(partial, in[j])) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
 					 "interrupted run leaves the file of %s", name[i], path[i],
 					 in_name[j], in[j], partial, name[i]);
@@ -158,7 +131,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	for (i = 0; i < 3; i++)
 		for (j = i + 1; j < 3; j++)
 			if (path[i] && path[j] && strcmp(path[i], "-") != 0 &&
-			    strcmp(path[j], "-") != 0 && same_file(path[i], path[j])) {
+			    strcmp(path[j], "-") != 0 && outfile_same_file(path[i], path[j])) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s name the same file",
 					 name[i], path[i], name[j], path[j]);
 				return bad_option(err, "%s", msg);
@@ -169,7 +142,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 			    strcmp(path[j], "-") == 0)
 				continue;
 			snprintf(partial, sizeof partial, "%s.partial", path[i]);
-			if (i < 2 && same_file(path[j], partial)) {
+			if (i < 2 && outfile_same_file(path[j], partial)) {
 				snprintf(msg, sizeof msg, "%s %s and %s %s clash: %s is where an "
 					 "interrupted run leaves the file of %s", name[i], path[i],
 					 name[j], path[j], partial, name[i]);
@@ -182,6 +155,21 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 				return bad_option(err, "%s", msg);
 			}
 		}
+	/* Nor the checkpoint's lock file, which the run removes at its end
+	 * (outfile_lock). */
+	if (o->checkpoint) {
+		char *lock = outfile_lock_name(o->checkpoint);
+
+		for (i = 0; i < 2 && lock; i++)
+			if (path[i] && strcmp(path[i], "-") != 0 && outfile_same_file(path[i], lock)) {
+				snprintf(msg, sizeof msg, "%s %s is the lock file of --checkpoint %s, "
+					 "which a run removes at its end; name another file",
+					 name[i], path[i], o->checkpoint);
+				free(lock);
+				return bad_option(err, "%s", msg);
+			}
+		free(lock);
+	}
 	return 0;
 }
 
@@ -486,7 +474,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	struct util_err aerr = {0};
 	double t0, last = 0, t_out = 0;
 	struct timespec started;
-	char *lock_name = NULL;
+	char *lock_name = NULL, *lock_was = NULL;
 	int lock_fd = -1;
 
 	memset(res, 0, sizeof *res);
@@ -529,16 +517,29 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	 * still going, not of a stopped one). Of a split run, part 0 alone
 	 * writes checkpoints, and so takes the lock and looks. */
 	if (writer && o->checkpoint && !o->check &&
-	    (lock_fd = outfile_lock(o->checkpoint, &lock_name, err)) < 0) {
+	    (lock_fd = outfile_lock(o->checkpoint, &lock_name, &lock_was, err)) < 0) {
 		char why[UTIL_ERR_MAX];
 
-		snprintf(why, sizeof why, "%s", err->msg);
-		util_err_set(err, "--checkpoint %s", why);
-		status = lock_fd == -2 ? RUN_BAD_INPUT : RUN_FAILED;
-		goto out;
+		if (lock_fd == OUTFILE_NO_LOCK) {
+			ctx_log(ctx, CTX_VERBOSE, "--checkpoint %s: its file system has no locks: "
+				"no other run is kept from sharing it", o->checkpoint);
+		} else {
+			snprintf(why, sizeof why, "%s", err->msg);
+			util_err_set(err, "--checkpoint %s", why);
+			status = lock_fd == -2 ? RUN_BAD_INPUT : RUN_FAILED;
+			goto out;
+		}
 	}
 	if (writer && (status = check_checkpoint_file(o, err)) != 0)
 		goto out;
+	/* The temporary files of a run that held the lock and was killed
+	 * (outfile_lock's journal): nothing names them, unless the checkpoint
+	 * does, which only --resume reads (below); a fresh run with a
+	 * checkpoint on disk was refused above. */
+	if (!o->resume) {
+		outfile_lock_sweep(lock_was, NULL, 0);
+		lock_was = NULL;
+	}
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
 	json = scenario_to_json(&sc);
@@ -569,6 +570,12 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		status = RUN_BAD_INPUT;
 		goto out;
 	}
+	if (o->resume) {
+		const char *keep[2] = {resumed.output_tmp, resumed.metrics_tmp};
+
+		outfile_lock_sweep(lock_was, keep, 2);
+		lock_was = NULL;
+	}
 	/* (a checkpoint that was read: what fails now is memory, not input) */
 	if (o->resume && sim_loaded(&sim, err) != 0)
 		goto out;
@@ -591,6 +598,9 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 					     sc.compression, sc.precision, err);
 			if (w == NULL)
 				goto out;
+			/* (so that a run that takes the lock over, were this one
+			 * killed, removes it) */
+			outfile_lock_note(lock_fd, o->output, traj_writer_temp_path(w));
 			traj_writer_set_parallel_min(w, sim.ctx.parallel_min);
 			traj_writer_set_predict(w, sc.dt);
 			traj_writer_set_partial(w);
@@ -614,6 +624,8 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		met_ok = 1;
 		if (writer && outfile_open(&mout, o->metrics, err) != 0)
 			goto out;
+		if (writer && mout.tmp)
+			outfile_lock_note(lock_fd, o->metrics, mout.tmp);
 		if (writer && metrics_write_header(mout.fp, sc.dims, sc.has_hue) != 0)
 			goto metrics_failed;
 		if (o->resume && writer) {
@@ -781,7 +793,9 @@ out:
 	util_free(agents.group);
 	if (sim_ok)
 		sim_free(&sim);
-	outfile_unlock(lock_name, lock_fd);
+	/* (a journal not swept, of a run refused before, stays for the next) */
+	outfile_unlock(lock_name, lock_fd, lock_was != NULL);
+	free(lock_was);
 	free(json);
 	scenario_free(&sc);
 	return status;
