@@ -11,8 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Attempts at a starting place outside every obstacle, before giving up. */
-#define FLOCK_PLACE_TRIES 1000
 
 /* Whether x is inside one of the scenario's obstacles. */
 static int in_obstacle(const struct scenario *sc, const double x[3])
@@ -402,18 +400,19 @@ static void within_speeds(struct flock *f, size_t k, const struct scenario *cur)
 }
 
 size_t flock_apply_event(struct flock *f, const struct scenario *cur,
-			 const struct scenario_event *ev)
+			 const struct scenario_event *ev, size_t *inside)
 {
 	size_t k, j, done = 0;
 	int d;
 
+	*inside = 0;
 	if (ev->kind == EVENT_ADD) {
 		struct bounds box;
 
 		bounds_init(&box, cur);
 		for (j = 0; j < ev->n; j++)
-			(void)draw_boid(f, cur, &box, f->n + j, f->next_id + (uint32_t)j, ev->rmin,
-					ev->rmax, 0);
+			*inside += draw_boid(f, cur, &box, f->n + j, f->next_id + (uint32_t)j,
+					     ev->rmin, ev->rmax, 0) != 0;
 		f->n += ev->n;
 		f->next_id += (uint32_t)ev->n;
 		done = ev->n;

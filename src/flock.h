@@ -83,6 +83,9 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 		    uint32_t part, uint32_t parts, struct util_err *err);
 void flock_free(struct flock *f);
 
+/* Attempts at a starting place outside every obstacle, before giving up. */
+#define FLOCK_PLACE_TRIES 1000
+
 /* Applies population event ev (scenario.h) at a step: adds boids drawn as
  * at the start (by their new ids) in its region, with the speeds of the
  * parameters in force (cur), or removes the boids with the highest ids (in
@@ -90,9 +93,11 @@ void flock_free(struct flock *f);
  * removes them, keeping their ids and state aside; enables the last
  * disabled, with the ids and state they had. Slots keep their order;
  * added and enabled boids go last. Returns the number of boids it acted
- * on. */
+ * on; *inside, how many of the boids it added were drawn inside an
+ * obstacle at every attempt (the last is kept: the integrator pushes them
+ * out at their next step). */
 size_t flock_apply_event(struct flock *f, const struct scenario *cur,
-			 const struct scenario_event *ev);
+			 const struct scenario_event *ev, size_t *inside);
 
 /* Keeps the first n slots (n at most f->n), zeroing the rest. */
 void flock_shrink(struct flock *f, size_t n);

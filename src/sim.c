@@ -237,12 +237,20 @@ void sim_events_on(struct sim *s, struct flock *f)
 	while (s->next_event < s->sc->n_events &&
 	       s->sc->events[s->next_event].step <= s->step) {
 		const struct scenario_event *ev = &s->sc->events[s->next_event++];
-		size_t done = flock_apply_event(f, s->cur, ev);
+		size_t inside, done = flock_apply_event(f, s->cur, ev, &inside);
 
 		static const char *const did[] = {"added", "removed", "disabled", "enabled"};
 
 		ctx_log(&s->ctx, CTX_VERBOSE, "step %llu: %s %zu boids (now %zu)",
 			 (unsigned long long)s->step, did[ev->kind], done, f->n);
+		/* not silently: a region that obstacles cover is the scenario's
+		 * mistake, though not one the scenario's check can see */
+		if (inside)
+			ctx_log(&s->ctx, CTX_NORMAL, "step %llu: population[%d]: %zu of the %zu "
+				"boids added fell inside obstacles in each of %d tries (the region "
+				"is covered); they start there and are pushed out at their next "
+				"step", (unsigned long long)s->step, s->next_event - 1, inside,
+				done, FLOCK_PLACE_TRIES);
 	}
 }
 
