@@ -263,29 +263,38 @@ int outfile_same_file(const char *a, const char *b)
 	return same;
 }
 
-void outfile_lock_sweep(char *was, const char *const *keep, int nkeep)
+void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
+			const char *const *keep, int nkeep)
 {
 	const char *p = was;
+	char *abs[2] = {NULL, NULL};
 	struct stat st;
 	int i;
 
 	if (was == NULL)
 		return;
+	for (i = 0; i < nout && i < 2; i++)
+		abs[i] = outputs[i] ? absolute(outputs[i]) : NULL;
 	/* pairs of NUL-ended names, to the journal's end (an empty name) */
 	while (*p) {
 		const char *out = p, *tmp = p + strlen(p) + 1;
-		int kept = 0;
+		int mine = 0, kept = 0;
 
 		if (*tmp == '\0')
 			break;
 		p = tmp + strlen(tmp) + 1;
-		if (!outfile_is_temp(tmp, out) || lstat(tmp, &st) != 0 || !S_ISREG(st.st_mode))
+		for (i = 0; i < 2; i++)
+			mine = mine || (abs[i] && strcmp(abs[i], out) == 0);
+		if (!mine || !outfile_is_temp(tmp, out) || lstat(tmp, &st) != 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		for (i = 0; i < nkeep && !kept; i++)
 			kept = keep[i] && keep[i][0] && outfile_same_file(tmp, keep[i]);
 		if (!kept)
 			unlink(tmp);
 	}
+	free(abs[0]);
+	free(abs[1]);
 	free(was);
 }
 

@@ -89,18 +89,20 @@ char *outfile_lock_name(const char *path);
  * be noted (it may then be left behind, as before the journal). */
 int outfile_lock_note(int fd, const char *path, const char *tmp);
 /* The temporary files in the journal was, of a run that was killed,
- * removed: those that are still temporary files of their outputs by name
- * (outfile_is_temp) and regular files, but none of keep (the files its
- * checkpoint names, which a resumed run reads; NULL or empty entries
+ * removed: those of the outputs named (at most 2: a resumed run's, whose
+ * frames it writes again) that are still temporary files of their outputs
+ * by name (outfile_is_temp) and regular files, but none of keep (the
+ * files its checkpoint names, which it reads; NULL or empty entries
  * allowed). Frees was. */
-void outfile_lock_sweep(char *was, const char *const *keep, int nkeep);
+void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
+			const char *const *keep, int nkeep);
 /* Whether a and b name one file: both exist and are one (through links
  * too; not character devices, which every descriptor name is alike), or
  * neither does and they name one entry of one directory (x and ./x). */
 int outfile_same_file(const char *a, const char *b);
 /* Gives the claim up: closes fd (fd < 0: none), and removes the lock
- * file, unless keep (a journal not yet swept stays for the next run)
- * or the name no longer is the file held. */
+ * file, unless keep (a journal not yet swept stays for a later run) or
+ * the name no longer is the file held. */
 void outfile_unlock(char *name, int fd, int keep);
 
 /* After a rename into PATH's directory: makes the rename itself durable.

@@ -532,14 +532,6 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	if (writer && (status = check_checkpoint_file(o, err)) != 0)
 		goto out;
-	/* The temporary files of a run that held the lock and was killed
-	 * (outfile_lock's journal): nothing names them, unless the checkpoint
-	 * does, which only --resume reads (below); a fresh run with a
-	 * checkpoint on disk was refused above. */
-	if (!o->resume) {
-		outfile_lock_sweep(lock_was, NULL, 0);
-		lock_was = NULL;
-	}
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
 	json = scenario_to_json(&sc);
@@ -570,10 +562,16 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		status = RUN_BAD_INPUT;
 		goto out;
 	}
+	/* The temporary files of a run of these outputs that held the lock
+	 * and was killed before it wrote a checkpoint (outfile_lock's
+	 * journal): nothing names them but the journal, and this run writes
+	 * their frames again. (Those of a killed run that this does not
+	 * continue stay: every complete frame there can be read.) */
 	if (o->resume) {
+		const char *outs[2] = {o->output, o->metrics};
 		const char *keep[2] = {resumed.output_tmp, resumed.metrics_tmp};
 
-		outfile_lock_sweep(lock_was, keep, 2);
+		outfile_lock_sweep(lock_was, outs, 2, keep, 2);
 		lock_was = NULL;
 	}
 	/* (a checkpoint that was read: what fails now is memory, not input) */
@@ -793,8 +791,9 @@ out:
 	util_free(agents.group);
 	if (sim_ok)
 		sim_free(&sim);
-	/* (a journal not swept, of a run refused before, stays for the next) */
-	outfile_unlock(lock_name, lock_fd, lock_was != NULL);
+	/* (a journal not swept, of a run refused before it started, stays for
+	 * the --resume it may have been refused for) */
+	outfile_unlock(lock_name, lock_fd, lock_was != NULL && !res->started);
 	free(lock_was);
 	free(json);
 	scenario_free(&sc);
