@@ -664,6 +664,17 @@ static long env_threads(const char *s)
 	}
 }
 
+/* Whether the arguments of a subcommand (argv[0]) ask for its help. */
+static int asks_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	return 0;
+}
+
 /* Whether OMP_NUM_THREADS is not a number of threads, or asks for more
  * than -j allows (without it, more cores than that are used up to the
  * limit): every thread has buffers of its own, and the runtime itself
@@ -696,17 +707,6 @@ static int env_threads_bad(const char *fix)
 	return 1;
 }
 #endif
-
-/* Whether the arguments of a subcommand (argv[0]) ask for its help. */
-static int asks_help(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return 1;
-	return 0;
-}
 
 /* The one line for a BOIDSIM_SIMD that names no level; 1 if it did. */
 static int simd_bad(const char *value)
