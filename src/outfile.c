@@ -91,15 +91,46 @@ static char *absolute(const char *p)
 	return r;
 }
 
+/* The file a chain of symbolic links from path ends at, to free: the
+ * name of one not there yet too (a checkpoint's link made before its
+ * first checkpoint); NULL where path is no link, or out of memory. */
+static char *link_target(const char *path)
+{
+	char *cur = NULL, buf[4096];
+	struct stat st;
+	int hops;
+
+	for (hops = 0; hops < 40 && lstat(cur ? cur : path, &st) == 0 && S_ISLNK(st.st_mode);
+	     hops++) {
+		const char *at = cur ? cur : path, *slash = strrchr(at, '/');
+		ssize_t n = readlink(at, buf, sizeof buf - 1);
+		char *next;
+
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		/* a relative target is relative to the link's directory */
+		next = malloc(strlen(at) + (size_t)n + 2);
+		if (next == NULL)
+			break;
+		if (buf[0] == '/' || slash == NULL)
+			strcpy(next, buf);
+		else
+			sprintf(next, "%.*s%s", (int)(slash - at + 1), at, buf);
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
+
 char *outfile_lock_name(const char *path)
 {
 	char *real = NULL, *name;
 	const char *p = path, *slash;
-	struct stat st;
 	size_t dirlen;
 
 	/* a link to the checkpoint is the checkpoint: one lock for both */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)))
+	if ((real = link_target(path)) != NULL)
 		p = real;
 	slash = strrchr(p, '/');
 	dirlen = slash ? (size_t)(slash - p) + 1 : 0;
