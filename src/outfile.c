@@ -68,7 +68,26 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 		*tmp = NULL;
 		return -1;
 	}
+	/* Held as long as the file is open (flock(2): released when its
+	 * writer closes it or dies), so that no other run removes it or takes
+	 * it over while it is written (outfile_temp_busy), by whatever name it
+	 * reached it. (A file system without locks: none.) */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
 	return fd;
+}
+
+int outfile_temp_busy(const char *tmp)
+{
+	int fd, busy;
+
+	if (tmp == NULL || tmp[0] == '\0')
+		return 0;
+	fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd); /* (and with it the lock just taken, if it was) */
+	return busy;
 }
 
 /* The largest lock file read back: a header and a few runs' journals. */
@@ -152,7 +171,7 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 	ssize_t n = 0;
 
 	*was = NULL;
-	if ((*name = outfile_lock_name(path)) == NULL || (old = malloc(OUTFILE_LOCK_MAX + 1)) == NULL) {
+	if ((*name = outfile_lock_name(path)) == NULL || (old = malloc(OUTFILE_LOCK_MAX + 64)) == NULL) {
 		util_err_set(err, "out of memory");
 		goto fail;
 	}
@@ -221,15 +240,19 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 		size_t jn = (size_t)(old + n - (nl + 1));
 
 		memmove(old, nl + 1, jn);
-		if (ftruncate(fd, 0) != 0 || pwrite(fd, head, (size_t)len, 0) != len ||
-		    pwrite(fd, old, jn, len) != (ssize_t)jn)
+		/* the new header and the journal, then the length: never empty */
+		memmove(old + len, old, jn);
+		memcpy(old, head, (size_t)len);
+		if (pwrite(fd, old, (size_t)len + jn, 0) != (ssize_t)((size_t)len + jn) ||
+		    ftruncate(fd, (off_t)((size_t)len + jn)) != 0)
 			goto write_failed;
+		memmove(old, old + len, jn);
 		*was = malloc(jn + 2); /* the journal, with its final NUL and one more */
 		if (*was) {
 			memcpy(*was, old, jn);
 			(*was)[jn] = (*was)[jn + 1] = '\0';
 		}
-	} else if (ftruncate(fd, 0) != 0 || pwrite(fd, head, (size_t)len, 0) != len) {
+	} else if (pwrite(fd, head, (size_t)len, 0) != len || ftruncate(fd, len) != 0) {
 		goto write_failed;
 	}
 	free(old);
@@ -257,11 +280,19 @@ int outfile_lock_note(int fd, const char *path, const char *tmp)
 		return -1;
 	out = absolute(path);
 	t = absolute(tmp);
-	/* "OUTPUT\0TEMP\0": any byte but NUL may be in a name */
-	if (out && t && (end = lseek(fd, 0, SEEK_END)) >= 0 &&
-	    pwrite(fd, out, strlen(out) + 1, end) == (ssize_t)(strlen(out) + 1) &&
-	    pwrite(fd, t, strlen(t) + 1, end + (off_t)strlen(out) + 1) == (ssize_t)(strlen(t) + 1))
-		rc = 0;
+	/* "OUTPUT\0TEMP\0" in one write (a pair is never half there): any
+	 * byte but NUL may be in a name */
+	if (out && t) {
+		const size_t lo = strlen(out) + 1, lt = strlen(t) + 1;
+		char *pair = malloc(lo + lt);
+
+		if (pair && (end = lseek(fd, 0, SEEK_END)) >= 0) {
+			memcpy(pair, out, lo);
+			memcpy(pair + lo, t, lt);
+			rc = pwrite(fd, pair, lo + lt, end) == (ssize_t)(lo + lt) ? 0 : -1;
+		}
+		free(pair);
+	}
 	free(out);
 	free(t);
 	return rc;
@@ -298,14 +329,11 @@ void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
 			const char *const *keep, int nkeep)
 {
 	const char *p = was;
-	char *abs[2] = {NULL, NULL};
 	struct stat st;
 	int i;
 
 	if (was == NULL)
 		return;
-	for (i = 0; i < nout && i < 2; i++)
-		abs[i] = outputs[i] ? absolute(outputs[i]) : NULL;
 	/* pairs of NUL-ended names, to the journal's end (an empty name) */
 	while (*p) {
 		const char *out = p, *tmp = p + strlen(p) + 1;
@@ -314,19 +342,30 @@ void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
 		if (*tmp == '\0')
 			break;
 		p = tmp + strlen(tmp) + 1;
-		for (i = 0; i < 2; i++)
-			mine = mine || (abs[i] && strcmp(abs[i], out) == 0);
+		/* (one file by identity, from any working directory) */
+		for (i = 0; i < nout; i++)
+			mine = mine || (outputs[i] && outfile_same_file(outputs[i], out));
 		if (!mine || !outfile_is_temp(tmp, out) || lstat(tmp, &st) != 0 ||
-		    !S_ISREG(st.st_mode))
+		    !S_ISREG(st.st_mode) || outfile_temp_busy(tmp))
 			continue;
 		for (i = 0; i < nkeep && !kept; i++)
 			kept = keep[i] && keep[i][0] && outfile_same_file(tmp, keep[i]);
 		if (!kept)
 			unlink(tmp);
 	}
-	free(abs[0]);
-	free(abs[1]);
 	free(was);
+}
+
+void outfile_lock_reset(int fd)
+{
+	char head[64];
+	int len;
+
+	if (fd < 0)
+		return;
+	len = snprintf(head, sizeof head, OUTFILE_LOCK_TAG "%ld\n", (long)getpid());
+	if (ftruncate(fd, len) != 0 || pwrite(fd, head, (size_t)len, 0) != len)
+		return; /* (a journal left longer: its entries are checked when swept) */
 }
 
 void outfile_unlock(char *name, int fd, int keep)

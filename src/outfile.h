@@ -53,6 +53,10 @@ void outfile_keep(struct outfile *o, uint64_t size);
  * plain open would give; returns its descriptor and sets *tmp (to free),
  * or -1 with err set. */
 int outfile_temp(const char *path, char **tmp, struct util_err *err);
+/* Whether tmp, a temporary file of outfile_temp, is in use: its writer,
+ * another process, holds it open (its flock(2), taken at its creation).
+ * Such a file is no other run's to remove or take over. */
+int outfile_temp_busy(const char *tmp);
 /* Whether tmp is a name outfile_temp could have given PATH's temporary
  * file: for a name read from a file, which must not make boidsim touch
  * any other file. */
@@ -89,13 +93,18 @@ char *outfile_lock_name(const char *path);
  * be noted (it may then be left behind, as before the journal). */
 int outfile_lock_note(int fd, const char *path, const char *tmp);
 /* The temporary files in the journal was, of a run that was killed,
- * removed: those of the outputs named (at most 2: a resumed run's, whose
- * frames it writes again) that are still temporary files of their outputs
- * by name (outfile_is_temp) and regular files, but none of keep (the
+ * removed: those of the outputs named (a resumed run's, whose frames it
+ * writes again; compared as files, outfile_same_file) that are still
+ * temporary files of their outputs by name (outfile_is_temp), regular
+ * files and not in use (outfile_temp_busy), but none of keep (the
  * files its checkpoint names, which it reads; NULL or empty entries
  * allowed). Frees was. */
 void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
 			const char *const *keep, int nkeep);
+/* The lock fd's journal emptied (its header left): for a run that goes
+ * on afresh, whose lock must not hand the journal of a killed run it
+ * does not continue to its own --resume. */
+void outfile_lock_reset(int fd);
 /* Whether a and b name one file: both exist and are one (through links
  * too; not character devices, which every descriptor name is alike), or
  * neither does and they name one entry of one directory (x and ./x). */

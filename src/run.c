@@ -325,11 +325,14 @@ static int write_checkpoint(const struct run_opts *o, const struct sim *sim,
 		traj_writer_keep(w, traj_writer_synced(w));
 	if (mout)
 		outfile_keep(mout, mout->synced);
+	/* (never one in use: another run's, outfile_temp_busy) */
 	if (resumed->output_tmp && resumed->output_tmp[0] &&
-	    !(cf->output_tmp && strcmp(resumed->output_tmp, cf->output_tmp) == 0))
+	    !(cf->output_tmp && strcmp(resumed->output_tmp, cf->output_tmp) == 0) &&
+	    !outfile_temp_busy(resumed->output_tmp))
 		unlink(resumed->output_tmp);
 	if (resumed->metrics_tmp && resumed->metrics_tmp[0] &&
-	    !(cf->metrics_tmp && strcmp(resumed->metrics_tmp, cf->metrics_tmp) == 0))
+	    !(cf->metrics_tmp && strcmp(resumed->metrics_tmp, cf->metrics_tmp) == 0) &&
+	    !outfile_temp_busy(resumed->metrics_tmp))
 		unlink(resumed->metrics_tmp);
 	free(resumed->output_tmp);
 	free(resumed->metrics_tmp);
@@ -393,9 +396,9 @@ static void remove_spent(const struct checkpoint_files *cf, const char *const pa
 {
 	int i;
 
-	if (cf->output_tmp && cf->output_tmp[0])
+	if (cf->output_tmp && cf->output_tmp[0] && !outfile_temp_busy(cf->output_tmp))
 		unlink(cf->output_tmp);
-	if (cf->metrics_tmp && cf->metrics_tmp[0])
+	if (cf->metrics_tmp && cf->metrics_tmp[0] && !outfile_temp_busy(cf->metrics_tmp))
 		unlink(cf->metrics_tmp);
 	for (i = 0; i < 2; i++)
 		if (partial[i])
@@ -532,6 +535,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	if (writer && (status = check_checkpoint_file(o, err)) != 0)
 		goto out;
+	/* A run that goes on afresh continues no killed run: the journal of
+	 * one is not its own --resume's to sweep (its files stay). */
+	if (!o->resume && lock_was) {
+		outfile_lock_reset(lock_fd);
+		free(lock_was);
+		lock_was = NULL;
+	}
 	status = RUN_FAILED;
 	every_m = o->metrics_every ? o->metrics_every : sc.every;
 	json = scenario_to_json(&sc);
@@ -567,6 +577,18 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	 * journal): nothing names them but the journal, and this run writes
 	 * their frames again. (Those of a killed run that this does not
 	 * continue stay: every complete frame there can be read.) */
+	/* The run that wrote the checkpoint, still writing its temporary
+	 * files (through another name of the checkpoint: a link, a copy),
+	 * is not this one's to take over. */
+	if (o->resume && writer &&
+	    (outfile_temp_busy(resumed.output_tmp) || outfile_temp_busy(resumed.metrics_tmp))) {
+		util_err_set(err, "--checkpoint %s: the run that wrote it is still going (its "
+			     "temporary file %s is in use); wait for it to end", o->checkpoint,
+			     outfile_temp_busy(resumed.output_tmp) ? resumed.output_tmp :
+			     resumed.metrics_tmp);
+		status = RUN_BAD_INPUT;
+		goto out;
+	}
 	if (o->resume) {
 		const char *outs[2] = {o->output, o->metrics};
 		const char *keep[2] = {resumed.output_tmp, resumed.metrics_tmp};
