@@ -691,8 +691,12 @@ static int env_threads_bad(const char *fix)
 			omp_set_num_threads(MAIN_THREADS_MAX);
 		return 0;
 	}
-	if (n > 0 && n <= MAIN_THREADS_MAX)
+	if (n > 0 && n <= MAIN_THREADS_MAX) {
+		/* what was read is what runs (the runtime refuses a whole list
+		 * for one bad item, and would take all cores) */
+		omp_set_num_threads((int)n);
 		return 0;
+	}
 	mute_others(1);
 	/* the value as given, but on one line */
 	fputs("boidsim: OMP_NUM_THREADS=", stderr);

@@ -85,7 +85,9 @@ int outfile_temp_busy(const char *tmp)
 	fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	busy = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	/* shared: it conflicts with the writer's exclusive lock, and works on
+	 * a descriptor open for reading where locks are fcntl's (NFS) */
+	busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 	close(fd); /* (and with it the lock just taken, if it was) */
 	return busy;
 }
@@ -179,25 +181,31 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 	 * locked just after, is a file no longer under the name; open again. */
 	for (tries = 0; tries < OUTFILE_TRIES; tries++) {
 		fd = open(*name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-		if (fd < 0 && (errno == ELOOP || errno == EISDIR || errno == EACCES ||
-			       errno == EPERM)) {
-			/* a link, a directory, another user's file: not ours */
-			util_err_set(err, "%s: cannot take the lock of %s: %s; move it away, or "
-				     "name another checkpoint", *name, path, strerror(errno));
-			rc = -2;
-			goto fail;
-		}
 		if (fd < 0) {
-			util_err_set(err, "%s: cannot create the lock of %s: %s", *name, path,
-				     strerror(errno));
+			const int e = errno;
+			struct stat there;
+
+			/* a link, a directory, another user's file: not ours; no
+			 * file there (a directory not writable): the run cannot
+			 * write its checkpoint either */
+			if ((e == ELOOP || e == EISDIR || e == EACCES || e == EPERM) &&
+			    lstat(*name, &there) == 0) {
+				util_err_set(err, "%s: its lock file %s is not a run's lock that can "
+					     "be taken (%s); move it away, or name another file",
+					     path, *name, strerror(e));
+				rc = -2;
+			} else {
+				util_err_set(err, "%s: cannot create its lock file %s: %s", path,
+					     *name, strerror(e));
+			}
 			goto fail;
 		}
 		n = fstat(fd, &held) == 0 && S_ISREG(held.st_mode) ? pread(fd, old, OUTFILE_LOCK_MAX, 0)
 								  : -1;
 		if (n < 0 || (n > 0 && ((size_t)n < tag || memcmp(old, OUTFILE_LOCK_TAG, tag) != 0))) {
-			util_err_set(err, "%s: the file is there and is not the lock of a run "
-				     "(which a run with %s would write and remove); move it away",
-				     *name, path);
+			util_err_set(err, "%s: its lock file %s is there and is not the lock "
+				     "of a run (which a run would write and remove); move it away",
+				     path, *name);
 			rc = -2;
 			goto fail;
 		}
@@ -211,7 +219,8 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 				goto fail;
 			}
 			if (errno != EWOULDBLOCK) {
-				util_err_set(err, "%s: cannot lock: %s", *name, strerror(errno));
+				util_err_set(err, "%s: cannot lock its lock file %s: %s", path,
+					     *name, strerror(errno));
 				goto fail;
 			}
 			snprintf(head, sizeof head, "%s", n > (ssize_t)tag ? old + tag : "");
@@ -229,7 +238,8 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 		fd = -1;
 	}
 	if (fd < 0) {
-		util_err_set(err, "%s: cannot lock: removed as often as it was opened", *name);
+		util_err_set(err, "%s: cannot lock its lock file %s: removed as often as it "
+			     "was opened", path, *name);
 		goto fail;
 	}
 	/* Who holds it, for the message of a run that finds it taken; the
@@ -240,6 +250,7 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 		size_t jn = (size_t)(old + n - (nl + 1));
 
 		memmove(old, nl + 1, jn);
+		errno = 0;
 		/* the new header and the journal, then the length: never empty */
 		memmove(old + len, old, jn);
 		memcpy(old, head, (size_t)len);
@@ -252,15 +263,16 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 			memcpy(*was, old, jn);
 			(*was)[jn] = (*was)[jn + 1] = '\0';
 		}
-	} else if (pwrite(fd, head, (size_t)len, 0) != len || ftruncate(fd, len) != 0) {
+	} else if ((errno = 0, pwrite(fd, head, (size_t)len, 0) != len) || ftruncate(fd, len) != 0) {
 		goto write_failed;
 	}
 	free(old);
 	return fd;
 write_failed:
 	/* (left as it is: a lock whatever it holds now, which the next run
-	 * takes over) */
-	util_err_set(err, "%s: cannot write: %s", *name, strerror(errno));
+	 * takes over; a short write without an error is a full disk's) */
+	util_err_set(err, "%s: cannot write its lock file %s: %s", path, *name,
+		     strerror(errno ? errno : ENOSPC));
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -356,16 +368,15 @@ void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
 	free(was);
 }
 
-void outfile_lock_reset(int fd)
+int outfile_lock_reset(int fd)
 {
 	char head[64];
 	int len;
 
 	if (fd < 0)
-		return;
+		return 0;
 	len = snprintf(head, sizeof head, OUTFILE_LOCK_TAG "%ld\n", (long)getpid());
-	if (ftruncate(fd, len) != 0 || pwrite(fd, head, (size_t)len, 0) != len)
-		return; /* (a journal left longer: its entries are checked when swept) */
+	return ftruncate(fd, len) == 0 && pwrite(fd, head, (size_t)len, 0) == len ? 0 : -1;
 }
 
 void outfile_unlock(char *name, int fd, int keep)

@@ -103,8 +103,8 @@ void outfile_lock_sweep(char *was, const char *const *outputs, int nout,
 			const char *const *keep, int nkeep);
 /* The lock fd's journal emptied (its header left): for a run that goes
  * on afresh, whose lock must not hand the journal of a killed run it
- * does not continue to its own --resume. */
-void outfile_lock_reset(int fd);
+ * does not continue to its own --resume. 0, or -1 (errno set). */
+int outfile_lock_reset(int fd);
 /* Whether a and b name one file: both exist and are one (through links
  * too; not character devices, which every descriptor name is alike), or
  * neither does and they name one entry of one directory (x and ./x). */

@@ -538,7 +538,11 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	/* A run that goes on afresh continues no killed run: the journal of
 	 * one is not its own --resume's to sweep (its files stay). */
 	if (!o->resume && lock_was) {
-		outfile_lock_reset(lock_fd);
+		if (outfile_lock_reset(lock_fd) != 0) {
+			util_err_set(err, "%s: cannot write: %s", lock_name, strerror(errno));
+			status = RUN_FAILED;
+			goto out;
+		}
 		free(lock_was);
 		lock_was = NULL;
 	}
