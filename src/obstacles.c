@@ -293,6 +293,7 @@ struct obstacle_index {
 	int nc[3];
 	uint32_t *start;        /* cell k lists item[start[k] .. start[k + 1]) */
 	uint16_t *item;
+	double (*box)[2][3];    /* each obstacle's own box (bbox), not widened */
 };
 
 /* Past this many cells or entries, the cells grow (memory stays below
@@ -354,6 +355,7 @@ void obstacle_index_free(struct obstacle_index *ix)
 		return;
 	free(ix->start);
 	free(ix->item);
+	free(ix->box);
 	free(ix);
 }
 
@@ -411,8 +413,13 @@ static struct obstacle_index *index_build(const struct obstacle *o, int n, int d
 		goto fail;
 	ix->n = n;
 	ix->dims = dims;
+	ix->box = malloc((size_t)n * sizeof *ix->box);
+	if (ix->box == NULL)
+		goto fail;
 	for (i = 0; i < n; i++) {
 		bbox(&o[i], dims, blo[i], bhi[i]);
+		memcpy(ix->box[i][0], blo[i], sizeof ix->box[i][0]);
+		memcpy(ix->box[i][1], bhi[i], sizeof ix->box[i][1]);
 		for (d = 0; d < dims; d++)
 			ix->scale = fmax(ix->scale, fmax(fabs(blo[i][d]), fabs(bhi[i][d])));
 	}
@@ -491,13 +498,47 @@ struct obstacle_index *obstacle_index_build(const struct obstacle *o, int n, int
 	return index_build(o, n, dims, reach);
 }
 
+/* Whether obstacle i's own box meets [ql, qh] (a query widened by its
+ * margin). */
+static inline int box_meets(const struct obstacle_index *ix, int i, const double ql[3],
+			    const double qh[3])
+{
+	int d;
+
+	for (d = 0; d < ix->dims; d++)
+		if (ix->box[i][0][d] > qh[d] || ix->box[i][1][d] < ql[d])
+			return 0;
+	return 1;
+}
+
+/* The obstacles of cell k whose own box meets [ql, qh]: the cells list
+ * every obstacle whose box, widened by reach, meets theirs, so also others
+ * near the query; a few compares each spare them an exact test that could
+ * only miss. A cell listing more than fit in buf: all of it. */
+static int cell_query(const struct obstacle_index *ix, size_t k, const double ql[3],
+		      const double qh[3], uint16_t buf[OBSTACLE_QUERY_MAX], const uint16_t **list)
+{
+	uint32_t e, e0 = ix->start[k], e1 = ix->start[k + 1];
+	int m = 0;
+
+	if (e1 - e0 > OBSTACLE_QUERY_MAX) {
+		*list = ix->item + e0;
+		return (int)(e1 - e0);
+	}
+	for (e = e0; e < e1; e++)
+		if (box_meets(ix, ix->item[e], ql, qh))
+			buf[m++] = ix->item[e];
+	*list = buf;
+	return m;
+}
+
 int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 			 const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],
 			 const uint16_t **list)
 {
 	uint64_t seen[OBSTACLE_INDEX_MAX / 64];
-	double s, big;
-	int c0[3] = {0, 0, 0}, c1[3] = {0, 0, 0}, d, x, y, z, w, words, m = 0;
+	double s, big, ql[3] = {0, 0, 0}, qh[3] = {0, 0, 0};
+	int c0[3] = {0, 0, 0}, c1[3] = {0, 0, 0}, d, i, x, y, z, w, words, m = 0;
 	size_t ncell = 1;
 
 	*list = NULL;
@@ -520,6 +561,10 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 	 * (the crossing test's denominator is then noise) could be "hit" by a
 	 * segment that no margin covers. */
 	s = 1e-6 * (1.0 + big);
+	for (d = 0; d < ix->dims; d++) {
+		ql[d] = lo[d] - s;
+		qh[d] = hi[d] + s;
+	}
 	/* Nearly every query (radii.avoid about a boid, a step's move, a
 	 * point) is at most reach wide with its margin: the cell of its
 	 * midpoint, which the loop below would find at more cost. */
@@ -536,11 +581,10 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 				return 0; /* outside every widened box */
 			k = k * (size_t)ix->nc[d] + (size_t)c;
 		}
-		*list = ix->item + ix->start[k];
-		return (int)(ix->start[k + 1] - ix->start[k]);
+		return cell_query(ix, k, ql, qh, buf, list);
 	}
 	for (d = 0; d < ix->dims; d++) {
-		double l = lo[d] - s, u = hi[d] + s;
+		double l = ql[d], u = qh[d];
 
 		/* Every box is widened by reach: the query shrinks by as much,
 		 * to its midpoint when it is narrower. */
@@ -558,15 +602,21 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 		c1[d] = c1[d] >= ix->nc[d] ? ix->nc[d] - 1 : c1[d];
 		ncell *= (size_t)(c1[d] - c0[d] + 1);
 	}
-	if (ncell == 1) {
-		size_t k = ((size_t)c0[2] * (size_t)ix->nc[1] + (size_t)c0[1]) *
-			   (size_t)ix->nc[0] + (size_t)c0[0];
-
-		*list = ix->item + ix->start[k];
-		return (int)(ix->start[k + 1] - ix->start[k]);
+	if (ncell == 1)
+		return cell_query(ix, ((size_t)c0[2] * (size_t)ix->nc[1] + (size_t)c0[1]) *
+					      (size_t)ix->nc[0] + (size_t)c0[0],
+				  ql, qh, buf, list);
+	/* Over many cells, the boxes of every obstacle, in order. */
+	if (ncell > QUERY_CELLS_MAX) {
+		for (i = 0; i < ix->n; i++)
+			if (box_meets(ix, i, ql, qh)) {
+				if (m == OBSTACLE_QUERY_MAX)
+					return -1;
+				buf[m++] = (uint16_t)i;
+			}
+		*list = buf;
+		return m;
 	}
-	if (ncell > QUERY_CELLS_MAX)
-		return -1;
 	/* Several cells: the union of their lists, in increasing order. */
 	words = (ix->n + 63) / 64;
 	memset(seen, 0, (size_t)words * sizeof *seen);
@@ -584,10 +634,13 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 		uint64_t b = seen[w];
 
 		while (b != 0) {
+			i = w * 64 + __builtin_ctzll(b);
+			b &= b - 1;
+			if (!box_meets(ix, i, ql, qh))
+				continue;
 			if (m == OBSTACLE_QUERY_MAX)
 				return -1;
-			buf[m++] = (uint16_t)(w * 64 + __builtin_ctzll(b));
-			b &= b - 1;
+			buf[m++] = (uint16_t)i;
 		}
 	}
 	*list = buf;

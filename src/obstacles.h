@@ -81,13 +81,14 @@ void obstacle_index_free(struct obstacle_index *ix);
 /* The obstacles that can matter to anything inside the box [lo, hi] (the
  * first dims axes): every obstacle whose bounding box, widened by a margin
  * far above rounding (1e-6 x (1 + the largest coordinate involved)),
- * overlaps the box, and others of the same cells. So every obstacle a boid at x is inside of or within r
- * of is among those for [x - r, x + r], and every obstacle a move from p0
- * to p1 can hit among those for the box of p0 and p1. Returns how many,
- * with *list pointing to their indices in increasing order (into the index
- * or into buf), or -1 when the query cannot be answered that way (more than
- * OBSTACLE_QUERY_MAX of them, a box over too many cells, a non-finite
- * coordinate): the caller then tests every obstacle. */
+ * overlaps the box, and no other (but where one cell of the index lists
+ * more than OBSTACLE_QUERY_MAX: all of that cell's). So every obstacle a
+ * boid at x is inside of or within r of is among those for [x - r, x + r],
+ * and every obstacle a move from p0 to p1 can hit among those for the box
+ * of p0 and p1. Returns how many, with *list pointing to their indices in
+ * increasing order (into the index or into buf), or -1 when the query
+ * cannot be answered that way (more than OBSTACLE_QUERY_MAX of them, a
+ * non-finite coordinate): the caller then tests every obstacle. */
 #define OBSTACLE_QUERY_MAX 256
 int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 			 const double hi[3], uint16_t buf[OBSTACLE_QUERY_MAX],

@@ -111,11 +111,34 @@ static void near_point(const struct obstacle *o, int dims, double eps, double x[
 		x[d] = (pick(4) == 0 ? x[d] : q[d]) + (pick(2) ? uni(-eps, eps) : 0.0);
 }
 
+/* Whether obstacle o's box, widened by twice the query's margin
+ * (obstacles.h: 1e-6 x (1 + the largest coordinate; here at most 200)),
+ * meets [lo, hi]. */
+static int near_box(const struct obstacle *o, int dims, const double lo[3], const double hi[3])
+{
+	const double s = 2e-6 * 201.0;
+	int d;
+
+	for (d = 0; d < dims; d++) {
+		double a = o->kind == OBSTACLE_SPHERE ? o->a[d] - o->radius : fmin(o->a[d], o->b[d]);
+		double b = o->kind == OBSTACLE_SPHERE ? o->a[d] + o->radius :
+			   o->kind == OBSTACLE_BOX ? o->b[d] : fmax(o->a[d], o->b[d]);
+
+		if (a > hi[d] + s || b < lo[d] - s)
+			return 0;
+	}
+	return 1;
+}
+
+static long n_all; /* answers "all of them" (check_candidates) */
+
 /* Whether the index's answer for [lo, hi] holds every obstacle in must[]
- * (flags), in strictly increasing order; counts its candidates. */
-static void check_candidates(const struct obstacle_index *ix, int n, const double lo[3],
-			     const double hi[3], const unsigned char *must, const char *what,
-			     long *total, long *queries)
+ * (flags), in strictly increasing order, and none whose box is not near
+ * [lo, hi]; counts its candidates. */
+static void check_candidates(const struct obstacle_index *ix, const struct obstacle *o, int n,
+			     int dims, const double lo[3], const double hi[3],
+			     const unsigned char *must, const char *what, long *total,
+			     long *queries)
 {
 	uint16_t buf[OBSTACLE_QUERY_MAX];
 	const uint16_t *list;
@@ -124,6 +147,7 @@ static void check_candidates(const struct obstacle_index *ix, int n, const doubl
 	if (m < -1)
 		ck_abort_msg("%s: answer %d", what, m);
 	if (m < 0) { /* the caller tests them all */
+		n_all++;
 		*total += n;
 		++*queries;
 		return;
@@ -133,6 +157,9 @@ static void check_candidates(const struct obstacle_index *ix, int n, const doubl
 	for (j = 0; j < m; j++) {
 		if (!(list[j] > prev && list[j] < n))
 			ck_abort_msg("%s: candidates out of order", what);
+		if (!near_box(&o[list[j]], dims, lo, hi))
+			ck_abort_msg("%s: obstacle %d is a candidate, but its box is not near "
+				     "the query's", what, list[j]);
 		prev = list[j];
 	}
 	/* (ck_assert costs a write per call: only on failure here) */
@@ -162,6 +189,7 @@ START_TEST(test_index_finds_every_obstacle_that_matters)
 	struct obstacle_index *ix;
 
 	rnd_state = 1000 + (uint64_t)_i;
+	n_all = 0;
 	random_obstacles(o, n, dims);
 	ix = obstacle_index_build(o, n, dims, reach);
 	ck_assert_ptr_nonnull(ix);
@@ -194,8 +222,8 @@ START_TEST(test_index_finds_every_obstacle_that_matters)
 			hi[d] = x[d] + r;
 		}
 		snprintf(what, sizeof what, "dims %d, query %d, within %g", dims, t, r);
-		check_candidates(ix, n, lo, hi, must, what, &cand, &queries);
-		check_candidates(ix, n, x, x, in, "inside", &cand, &queries);
+		check_candidates(ix, o, n, dims, lo, hi, must, what, &cand, &queries);
+		check_candidates(ix, o, n, dims, x, x, in, "inside", &cand, &queries);
 
 		/* a move from near a surface: through it, along it, or past it */
 		len = t % 3 == 0 ? uni(0, reach) : t % 3 == 1 ? uni(0, 2 * reach) :
@@ -244,10 +272,11 @@ START_TEST(test_index_finds_every_obstacle_that_matters)
 			hi[d] = fmax(p0[d], p1[d]);
 		}
 		snprintf(what, sizeof what, "dims %d, move %d, length %g", dims, t, len);
-		check_candidates(ix, n, lo, hi, must, what, &cand, &queries);
+		check_candidates(ix, o, n, dims, lo, hi, must, what, &cand, &queries);
 	}
 	/* the cases must really come close, and the index must really prune */
 	ck_assert_msg(hits > Q / 20 && close > Q / 4, "only %d hits, %d near", hits, close);
+	ck_assert_msg(n_all == 0, "%ld of %ld queries answered \"all of them\"", n_all, queries);
 	ck_assert_msg(cand < queries * (long)n / 8, "%g candidates per query of %d obstacles",
 		      (double)cand / (double)queries, n);
 	obstacle_index_free(ix);
@@ -273,10 +302,11 @@ START_TEST(test_index_edges)
 	ck_assert_int_eq(obstacle_index_query(ix, nan3, nan3, buf, &list), -1);
 	ck_assert_int_eq(obstacle_index_query(ix, inf3, inf3, buf, &list), -1);
 	ck_assert_int_eq(obstacle_index_query(NULL, far, far, buf, &list), -1);
-	/* everything: all 64, in order (or -1) */
+	/* everything: all 64, in order (a query over many cells tests the
+	 * obstacles' boxes, rather than answer "all of them") */
 	m = obstacle_index_query(ix, lo, hi, buf, &list);
-	ck_assert(m == -1 || m == 64);
-	for (i = 0; m == 64 && i < 64; i++)
+	ck_assert_int_eq(m, 64);
+	for (i = 0; i < 64; i++)
 		ck_assert_int_eq(list[i], i);
 	obstacle_index_free(ix);
 }
