@@ -49,6 +49,8 @@ static const struct skey WAYPOINT_KEYS[] = {{"step", NULL, 0}, {"position", NULL
 static const struct skey ATTRACTOR_KEYS[] = {
 	{"position", NULL, 0}, {"waypoints", WAYPOINT_KEYS, SKEY_ARRAY}, {"strength", NULL, 0},
 	{"range", NULL, 0}, {NULL, NULL, 0}};
+/* "type", then each type's keys in OBSTACLE_TYPES' order (which says
+ * which are whose). */
 static const struct skey OBSTACLE_KEYS[] = {
 	{"type", NULL, 0}, {"center", NULL, 0}, {"radius", NULL, 0}, {"min", NULL, 0},
 	{"max", NULL, 0}, {"from", NULL, 0}, {"to", NULL, 0}, {"points", NULL, 0},
@@ -896,15 +898,14 @@ static int parse_attractors(const struct load_ctx *c, const cJSON *root, struct 
 	return 0;
 }
 
-/* The keys of each type of obstacle besides "type" (OBSTACLE_KEYS holds
- * them all, for the structure's check): another type's key in an
- * obstacle is an error, as an unknown key is, not silently dropped. */
+/* The keys of each type of obstacle besides "type": n of OBSTACLE_KEYS
+ * from its entry first (the schema's check takes them all): another
+ * type's key in an obstacle is an error, as an unknown key is, not
+ * silently dropped. */
 static const struct {
-	const char *type, *keys[2];
-} OBSTACLE_TYPES[] = {{"sphere", {"center", "radius"}},
-		      {"box", {"min", "max"}},
-		      {"segment", {"from", "to"}},
-		      {"polyline", {"points", NULL}}};
+	const char *type;
+	int first, n;
+} OBSTACLE_TYPES[] = {{"sphere", 1, 2}, {"box", 3, 2}, {"segment", 5, 2}, {"polyline", 7, 1}};
 
 static int obstacle_keys(const struct load_ctx *c, const cJSON *o, const char *type,
 			 const char *path)
@@ -912,23 +913,25 @@ static int obstacle_keys(const struct load_ctx *c, const cJSON *o, const char *t
 	const size_t nt = sizeof OBSTACLE_TYPES / sizeof OBSTACLE_TYPES[0];
 	const cJSON *it;
 	size_t t;
-	char sub[200];
+	char sub[200], list[64];
 
 	for (t = 0; t < nt && strcmp(OBSTACLE_TYPES[t].type, type) != 0; t++)
 		;
 	if (t == nt) /* (said by the caller) */
 		return 0;
 	for (it = o->child; it; it = it->next) {
-		const char *const *k = OBSTACLE_TYPES[t].keys;
+		const struct skey *k = OBSTACLE_KEYS + OBSTACLE_TYPES[t].first;
+		int j, len;
 
-		if (strcmp(it->string, "type") == 0 || strcmp(it->string, k[0]) == 0 ||
-		    (k[1] && strcmp(it->string, k[1]) == 0))
+		for (j = 0; j < OBSTACLE_TYPES[t].n && strcmp(it->string, k[j].name) != 0; j++)
+			;
+		if (strcmp(it->string, OBSTACLE_KEYS[0].name) == 0 || j < OBSTACLE_TYPES[t].n)
 			continue;
+		len = snprintf(list, sizeof list, "%s", OBSTACLE_KEYS[0].name);
+		for (j = 0; j < OBSTACLE_TYPES[t].n; j++)
+			len += snprintf(list + len, sizeof list - (size_t)len, ", %s", k[j].name);
 		snprintf(sub, sizeof sub, "%s.%s", path, it->string);
-		if (k[1])
-			fail(c, sub, "not a key of a %s (its keys: type, %s, %s)", type, k[0], k[1]);
-		else
-			fail(c, sub, "not a key of a %s (its keys: type, %s)", type, k[0]);
+		fail(c, sub, "not a key of a %s (its keys: %s)", type, list);
 		return -1;
 	}
 	return 0;
