@@ -144,6 +144,40 @@ static char *link_target(const char *path)
 	return cur;
 }
 
+/* The message of a lock held by another run, whose lock file begins with
+ * the n bytes of text. */
+static void in_use(const char *path, const char *text, size_t n, struct util_err *err)
+{
+	const size_t tag = strlen(OUTFILE_LOCK_TAG);
+	char head[64];
+
+	snprintf(head, sizeof head, "%.*s", n > tag ? (int)(n - tag) : 0, n > tag ? text + tag : "");
+	head[strcspn(head, "\n")] = '\0';
+	util_err_set(err, "%s: in use by another run%s%s%s; wait for it to end, or name another "
+		     "file", path, head[0] ? " (process " : "", head, head[0] ? ")" : "");
+}
+
+int outfile_lock_probe(const char *path, struct util_err *err)
+{
+	char *name = outfile_lock_name(path), text[64];
+	int fd, held = 0;
+	ssize_t n;
+
+	if (name == NULL)
+		return 0;
+	fd = open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* shared, as outfile_temp_busy's; released by the close */
+	if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		n = pread(fd, text, sizeof text, 0);
+		in_use(path, text, n > 0 ? (size_t)n : 0, err);
+		held = 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(name);
+	return held ? -2 : 0;
+}
+
 char *outfile_lock_name(const char *path)
 {
 	char *real = NULL, *name;
@@ -223,11 +257,7 @@ int outfile_lock(const char *path, char **name, char **was, struct util_err *err
 					     *name, strerror(errno));
 				goto fail;
 			}
-			snprintf(head, sizeof head, "%s", n > (ssize_t)tag ? old + tag : "");
-			head[strcspn(head, "\n")] = '\0';
-			util_err_set(err, "%s: in use by another run%s%s%s; wait for it to end, or "
-				     "name another file", path, head[0] ? " (process " : "", head,
-				     head[0] ? ")" : "");
+			in_use(path, old, (size_t)n, err);
 			rc = -2;
 			goto fail;
 		}

@@ -84,6 +84,10 @@ int outfile_drop_temp(const char *tmp, int keep, uint64_t size, struct util_err 
 /* (on a file system without locks: no lock, and no error) */
 #define OUTFILE_NO_LOCK (-3)
 int outfile_lock(const char *path, char **name, char **was, struct util_err *err);
+/* Whether another run holds PATH's lock, without taking it or writing
+ * anything (for --check): -2 with outfile_lock's message when it does,
+ * else 0. */
+int outfile_lock_probe(const char *path, struct util_err *err);
 /* The name of PATH's lock file (to free; NULL when out of memory): beside
  * PATH, or beside the file PATH links to. */
 char *outfile_lock_name(const char *path);

@@ -533,6 +533,16 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			goto out;
 		}
 	}
+	/* --check takes no lock, but says what the run would: that another
+	 * holds it (its checkpoint is not a stopped run's). */
+	if (writer && o->checkpoint && o->check && outfile_lock_probe(o->checkpoint, err) != 0) {
+		char why[UTIL_ERR_MAX];
+
+		snprintf(why, sizeof why, "%s", err->msg);
+		util_err_set(err, "--checkpoint %s", why);
+		status = RUN_BAD_INPUT;
+		goto out;
+	}
 	if (writer && (status = check_checkpoint_file(o, err)) != 0)
 		goto out;
 	/* A run that goes on afresh continues no killed run: the journal of
