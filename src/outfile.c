@@ -19,6 +19,26 @@
  * (mkstemp's alphabet: 62^6 names). */
 #define OUTFILE_TRIES 100
 
+/* What outfile_temp adds to a name's last component: ".NAME.tmp.XXXXXX";
+ * NAME.partial and .NAME.lock add less. */
+#define OUTFILE_TEMP_EXTRA 12
+
+int outfile_name_fits(const char *path, struct util_err *err)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : NULL;
+	long max = pathconf(dir ? dir : ".", _PC_NAME_MAX);
+
+	free(dir);
+	max = max > 0 ? max : 255; /* (no such directory yet: the usual limit) */
+	if ((long)strlen(base) + OUTFILE_TEMP_EXTRA <= max)
+		return 0;
+	util_err_set(err, "%s: a name of %zu bytes, where at most %ld fit: it is written as "
+		     ".NAME.tmp.XXXXXX first, and the file system's names hold %ld bytes", path,
+		     strlen(base), max - OUTFILE_TEMP_EXTRA, max);
+	return -1;
+}
+
 int outfile_temp(const char *path, char **tmp, struct util_err *err)
 {
 	static const char ALNUM[] = "abcdefghijklmnopqrstuvwxyz"
@@ -28,7 +48,7 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 	char *x;
 	int fd = -1, tries, i;
 
-	*tmp = malloc(strlen(path) + 32);
+	*tmp = malloc(strlen(path) + OUTFILE_TEMP_EXTRA + 20);
 	if (*tmp == NULL) {
 		util_err_set(err, "out of memory");
 		return -1;
@@ -63,7 +83,8 @@ int outfile_temp(const char *path, char **tmp, struct util_err *err)
 			break;
 	}
 	if (fd < 0) {
-		util_err_set(err, "%s: cannot create: %s", path, strerror(errno));
+		if (errno != ENAMETOOLONG || outfile_name_fits(path, err) == 0)
+			util_err_set(err, "%s: cannot create: %s", path, strerror(errno));
 		free(*tmp);
 		*tmp = NULL;
 		return -1;

@@ -53,6 +53,10 @@ void outfile_keep(struct outfile *o, uint64_t size);
  * plain open would give; returns its descriptor and sets *tmp (to free),
  * or -1 with err set. */
 int outfile_temp(const char *path, char **tmp, struct util_err *err);
+/* Whether PATH's last component leaves room for its temporary file's
+ * name in its directory's file system (pathconf's NAME_MAX; 255 where
+ * that cannot be asked): 0, or -1 with err naming the longest that fits. */
+int outfile_name_fits(const char *path, struct util_err *err);
 /* Whether tmp, a temporary file of outfile_temp, is in use: its writer,
  * another process, holds it open (its flock(2), taken at its creation).
  * Such a file is no other run's to remove or take over. */

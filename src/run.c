@@ -83,6 +83,13 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 	struct stat st, in_st;
 	int i, j;
 
+	/* A name too long for its temporary file fails at once (outfile_temp
+	 * would say so too, but as a failure to create it). */
+	for (i = 0; i < 3; i++)
+		if (path[i] && strcmp(path[i], "-") != 0 && outfile_name_fits(path[i], err) != 0) {
+			snprintf(msg, sizeof msg, "%s %s", name[i], err->msg);
+			return bad_option(err, "%s", msg);
+		}
 	if (o->checkpoint && (outfile_fd_of(o->checkpoint) >= 0 ||
 			      (stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))))
 		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
