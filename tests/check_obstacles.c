@@ -705,6 +705,51 @@ START_TEST(test_wall_edge_cases)
 }
 END_TEST
 
+/* Under wrap, a move through a wall that no obstacle stops ends at the
+ * bits of the same move where there are no obstacles at all (the walls'
+ * own arithmetic, bounds_wrap1's fmod from the box's corner), not at the
+ * bounce loop's (the move continued a box further on, p - len). The two
+ * differ by a rounding where the corner is not 0, which shows in binary32
+ * only near a midpoint of two binary32 numbers: the moves are chosen to
+ * end there, where the two ways round to different numbers. */
+START_TEST(test_wrap_past_obstacles_same_bits)
+{
+	const char *box = "{\"min\": [-10.123, -7.3], \"max\": [13.777, 21.9], \"mode\": \"wrap\"}";
+	const char *far = "[{\"type\": \"sphere\", \"center\": [1, 2], \"radius\": 0.01}]";
+	const double lo = (float)-10.123, hi = (float)13.777, len = hi - lo; /* (as bounds_init) */
+	int t, tried = 0, differ = 0;
+
+	rnd_state = 29;
+	for (t = 0; t < 400; t++) {
+		const float f = (float)(lo + uni(0.1, 0.9));
+		const double mid = 0.5 * (double)f + 0.5 * (double)nextafterf(f, INFINITY);
+		double end[2] = {mid + len, uni(0, 10)};
+		const float pos[2] = {(float)(hi - uni(0.1, 0.4)), (float)end[1]};
+		int k;
+
+		for (k = 0; k < 20; k++)
+			end[0] = nextafter(end[0], -INFINITY);
+		for (k = 0; k < 40; k++, end[0] = nextafter(end[0], INFINITY)) {
+			double r = lo + fmod(end[0] - lo, len);
+			float a[2], b[2];
+
+			if ((float)r == (float)(end[0] - len))
+				continue;
+			tried++;
+			finish_move_in(box, far, pos, end, NULL, a);
+			finish_move_in(box, "[]", pos, end, NULL, b);
+			if (memcmp(a, b, sizeof a) != 0 && differ++ == 0)
+				fprintf(stderr, "from (%.9g, %.9g) to (%.17g, %.17g): (%.9g, %.9g) "
+					"past an obstacle, (%.9g, %.9g) without\n", (double)pos[0],
+					(double)pos[1], end[0], end[1], (double)a[0], (double)a[1],
+					(double)b[0], (double)b[1]);
+		}
+	}
+	ck_assert_msg(tried > 20, "only %d moves where the two ways round apart", tried);
+	ck_assert_int_eq(differ, 0);
+}
+END_TEST
+
 /* Boids under two overlapping circles drawn over them, at a wall they
  * reach past, each pushing a boid into the other or the wall: every one
  * ends outside both, in the box. */
@@ -778,6 +823,7 @@ Suite *obstacles_suite(void)
 	tcase_add_test(tc, test_rounding_keeps_side);
 	tcase_add_test(tc, test_overlap_escape);
 	tcase_add_loop_test(tc, test_wall_beside_segment, 0, 2);
+	tcase_add_test(tc, test_wrap_past_obstacles_same_bits);
 	tcase_add_loop_test(tc, test_wall_edge_cases, 0, 3);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
 			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
