@@ -64,6 +64,15 @@ static int is_temp_of(const char *b, const char *a)
 	return temp;
 }
 
+/* The descriptor an output name is written through: 1 for -, N for a
+ * name of descriptor N (outfile_fd_of), -1 for a file or none. */
+static int stream_fd(const char *path)
+{
+	if (path == NULL)
+		return -1;
+	return strcmp(path, "-") == 0 ? 1 : outfile_fd_of(path);
+}
+
 /* No two of -o, --metrics and --checkpoint may be one file: the last to be
  * renamed into place would replace the others, and a completed run would
  * remove its checkpoint, the output with it. Nor may one be a name that
@@ -90,7 +99,7 @@ static int check_distinct(const struct run_opts *o, const struct scenario *sc,
 			snprintf(msg, sizeof msg, "%s %s", name[i], err->msg);
 			return bad_option(err, "%s", msg);
 		}
-	if (o->checkpoint && (outfile_fd_of(o->checkpoint) >= 0 ||
+	if (o->checkpoint && (stream_fd(o->checkpoint) >= 0 ||
 			      (stat(o->checkpoint, &st) == 0 && !S_ISREG(st.st_mode))))
 		return bad_option(err, "--checkpoint %s: expected a regular file, which a run "
 				  "replaces and removes", o->checkpoint);
@@ -422,15 +431,6 @@ static const char *read_partial(const char *src, const char *name, char *buf, si
 
 /* The options' own checks, once the scenario is known; the format of -o
  * in *fmt. */
-/* The descriptor an output name is written through: 1 for -, N for a
- * name of descriptor N (outfile_fd_of), -1 for a file or none. */
-static int stream_fd(const char *path)
-{
-	if (path == NULL)
-		return -1;
-	return strcmp(path, "-") == 0 ? 1 : outfile_fd_of(path);
-}
-
 static int check_options(const struct run_opts *o, const struct scenario *sc,
 			 enum traj_format *fmt, struct util_err *err)
 {
