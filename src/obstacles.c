@@ -252,6 +252,27 @@ int obstacle_hit(const struct obstacle *o, int dims, const double p0[3], const d
 		 * each end is widened by OBSTACLE_END_TOL of the segment. */
 		if (s < 0.0 || s > 1.0 || u < -OBSTACLE_END_TOL || u > 1.0 + OBSTACLE_END_TOL)
 			return 0;
+		/* A move along the segment's line makes den rounding noise, and
+		 * s and u those of a crossing that is not there (a review's: the
+		 * point 0.32 off the segment). The point of the move must lie in
+		 * the segment's box, to within half the index's query margin
+		 * (1e-6 x (1 + the largest coordinate), obstacles.h), far above
+		 * the rounding of a true crossing: so too every segment hit is
+		 * one the index lists. */
+		{
+			double big = 0.0, m;
+
+			for (d = 0; d < 2; d++)
+				big = fmax(big, fmax(fmax(fabs(p0[d]), fabs(p1[d])),
+						     fmax(fabs(o->a[d]), fabs(o->b[d]))));
+			m = 0.5e-6 * (1.0 + big);
+			for (d = 0; d < 2; d++) {
+				const double x = p0[d] + s * dir[d];
+
+				if (x < fmin(o->a[d], o->b[d]) - m || x > fmax(o->a[d], o->b[d]) + m)
+					return 0;
+			}
+		}
 		t = s;
 		len = sqrt(e0 * e0 + e1 * e1);
 		n[0] = -e1 / len;

@@ -27,7 +27,10 @@ int obstacle_inside(const struct obstacle *o, int dims, const double p[3]);
  * there, facing the move. Tested against the whole move, so no step size
  * tunnels through. A segment's ends reach OBSTACLE_END_TOL of its length
  * further, so that a move through the joint of two pieces of a polyline
- * hits at least one of them whatever the rounding. */
+ * hits at least one of them whatever the rounding; a move along a
+ * segment's line, short of it or past it, does not hit it (the point of a
+ * hit lies in the segment's box, to within half obstacle_index_query's
+ * margin). */
 #define OBSTACLE_END_TOL 1e-9
 int obstacle_hit(const struct obstacle *o, int dims, const double p0[3], const double p1[3],
 		 double *t, double n[3]);

@@ -521,6 +521,43 @@ START_TEST(test_bounces_end_inside)
 }
 END_TEST
 
+/* A move along a segment's line, short of the segment or past it: its
+ * crossing test's denominator is then rounding noise, which gave a "hit"
+ * at a point of the move far off the segment (a review found one 0.32
+ * away, and so a bounce that the obstacle index, which leaves such a
+ * segment out, did not give). No move hits a segment that lies wholly
+ * beyond its end or before its start on its line. */
+START_TEST(test_collinear_segment_not_hit)
+{
+	int t, hits = 0;
+
+	rnd_state = 41;
+	for (t = 0; t < 200000; t++) {
+		const double ang = uni(0, 6.283185307179586), len = uni(0.01, 2);
+		const double p0[3] = {(float)uni(-50, 50), (float)uni(-50, 50), 0};
+		const double dir[2] = {len * cos(ang), len * sin(ang)};
+		const double p1[3] = {p0[0] + dir[0], p0[1] + dir[1], 0};
+		/* on the line, from f0 to f1 of the move: beyond it or behind */
+		const double f0 = pick(2) ? uni(1.01, 3) : uni(-5, -0.01 - 3);
+		const double f1 = f0 + uni(0.5, 10) * (f0 > 0 ? 1 : -1);
+		struct obstacle o;
+		double tt, n[3];
+
+		memset(&o, 0, sizeof o);
+		o.kind = OBSTACLE_SEGMENT;
+		o.a[0] = p0[0] + f0 * dir[0];
+		o.a[1] = p0[1] + f0 * dir[1];
+		o.b[0] = p0[0] + f1 * dir[0];
+		o.b[1] = p0[1] + f1 * dir[1];
+		if (obstacle_hit(&o, 2, p0, p1, &tt, n) && hits++ == 0)
+			fprintf(stderr, "(%.17g, %.17g) to (%.17g, %.17g) hit the segment (%.17g, "
+				"%.17g)-(%.17g, %.17g) at t %.17g\n", p0[0], p0[1], p1[0], p1[1],
+				o.a[0], o.a[1], o.b[0], o.b[1], tt);
+	}
+	ck_assert_int_eq(hits, 0);
+}
+END_TEST
+
 /* A move straight through the apex of a triangle, the joint of two of
  * its sides, stays inside: mirrored about one side alone it went on past
  * the apex, out (a review's case). */
@@ -824,6 +861,7 @@ Suite *obstacles_suite(void)
 	tcase_add_test(tc, test_overlap_escape);
 	tcase_add_loop_test(tc, test_wall_beside_segment, 0, 2);
 	tcase_add_test(tc, test_wrap_past_obstacles_same_bits);
+	tcase_add_test(tc, test_collinear_segment_not_hit);
 	tcase_add_loop_test(tc, test_wall_edge_cases, 0, 3);
 	tcase_add_loop_test(tc, test_index_same_updates, 0,
 			    (int)(sizeof SAME_CASES / sizeof SAME_CASES[0]));
