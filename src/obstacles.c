@@ -315,14 +315,13 @@ struct obstacle_index {
 	uint32_t *start;        /* cell k lists item[start[k] .. start[k + 1]) */
 	uint16_t *item;
 	double (*box)[2][3];    /* each obstacle's own box (bbox), not widened */
+	double cell_cost;       /* 1 + the mean entries of a cell: a query's cost a cell */
 };
 
 /* Past this many cells or entries, the cells grow (memory stays below
  * about 1 MB for cells and 2 MB for entries). */
 #define INDEX_CELLS_MAX (1 << 18)
 #define INDEX_ENTRIES_MAX ((size_t)1 << 20)
-/* A query over more cells than this tests every obstacle instead. */
-#define QUERY_CELLS_MAX 64
 
 static void bbox(const struct obstacle *o, int dims, double lo[3], double hi[3])
 {
@@ -498,6 +497,7 @@ static struct obstacle_index *index_build(const struct obstacle *o, int n, int d
 	for (k = cells; k > 0; k--) /* filling advanced each start to the next */
 		ix->start[k] = ix->start[k - 1];
 	ix->start[0] = 0;
+	ix->cell_cost = 1.0 + (double)entries / (double)cells;
 	free(blo);
 	free(bhi);
 	free(ext);
@@ -627,8 +627,10 @@ int obstacle_index_query(const struct obstacle_index *ix, const double lo[3],
 		return cell_query(ix, ((size_t)c0[2] * (size_t)ix->nc[1] + (size_t)c0[1]) *
 					      (size_t)ix->nc[0] + (size_t)c0[0],
 				  ql, qh, buf, list);
-	/* Over many cells, the boxes of every obstacle, in order. */
-	if (ncell > QUERY_CELLS_MAX) {
+	/* Over more cells than it has obstacles to look at (a long move in
+	 * cells made small for radii.avoid), the boxes of every obstacle, in
+	 * order. */
+	if ((double)ncell * ix->cell_cost > (double)ix->n) {
 		for (i = 0; i < ix->n; i++)
 			if (box_meets(ix, i, ql, qh)) {
 				if (m == OBSTACLE_QUERY_MAX)

@@ -1970,11 +1970,12 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	}
 	if (note_unused(c, root, sc) != 0 || parse_schedule(c, root, sc) != 0)
 		return -1;
-	/* The obstacles' spatial index, tuned for the avoidance radius and the
-	 * box of one step (exact for any query); NULL for few obstacles, or
-	 * when it cannot be had, and every obstacle is tested. */
+	/* The obstacles' spatial index, tuned for the avoidance radius, every
+	 * boid's query each step (exact for any query: a longer move looks at
+	 * several cells); NULL for few obstacles, or when it cannot be had,
+	 * and every obstacle is tested. */
 	sc->obstacle_index = obstacle_index_build(sc->obstacles, sc->n_obstacles, sc->dims,
-						  fmax(sc->r_avoid, 0.5 * sc->speed_max * sc->dt));
+						  sc->r_avoid);
 	n = lookup(root, "description");
 	if (n) {
 		sc->description = strdup(n->valuestring);
