@@ -72,7 +72,7 @@ double obstacle_side(const struct obstacle *o, const double p[3]);
  * (fewer than OBSTACLE_INDEX_MIN) or cannot be had (more than
  * OBSTACLE_INDEX_MAX, or no memory): callers then test every obstacle,
  * which gives the same results. reach (>= 0) tunes the cell layout for
- * queries of about that half-width (radii.avoid, half a step); queries are
+ * queries of about that half-width (radii.avoid); queries are
  * exact whatever it is. A scenario owns the index of its obstacles. */
 #define OBSTACLE_INDEX_MIN 8
 #define OBSTACLE_INDEX_MAX 4096
