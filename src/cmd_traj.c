@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "traj.h"
 #include "util.h"
 
@@ -102,7 +103,7 @@ static int input_status(const struct util_err *err)
 
 static int usage_error(const char *cmd, const char *what, const char *arg)
 {
-	char line[4096];
+	char line[sizeof ((struct util_err *)0)->msg + 256];
 
 	snprintf(line, sizeof line, what, arg); /* one write of the line, as main.c's */
 	fprintf(stderr, "boidsim %s: %s (see boidsim %s --help)\n", cmd, line, cmd);
@@ -708,6 +709,10 @@ int cmd_convert(int argc, char **argv)
 			return usage_error("convert", "-o %s clashes with the input file: its "
 					   ".partial is where an interrupted conversion goes", out);
 	}
+	/* as a run does: a name with no room for its temporary file's is the
+	 * caller's to change, found before anything is read */
+	if (strcmp(out, "-") != 0 && outfile_name_fits(out, &err) != 0)
+		return usage_error("convert", "-o %s", err.msg);
 	r = traj_reader_open(argv[optind], &err);
 	if (r == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
