@@ -29,4 +29,26 @@ double detmath_normal(double u1, double u2);
 
 #define DETMATH_PI 3.14159265358979323846
 
+/* The larger and the smaller of a and b, b when they are equal, and the
+ * one that is a number when the other is a NaN. C11's fmax and fmin
+ * (7.12.12) leave the sign of a zero result from -0 and +0 to the
+ * library, and libraries differ: glibc 2.36 gives fmax(+0, -0) = -0 on
+ * x86-64 and +0 on aarch64 (FMAXNM), and s390x differs again, which would
+ * let one CPU's bytes differ from another's. These are the same
+ * everywhere, and inline (no call through the PLT). */
+static inline double detmath_fmax(double a, double b)
+{
+	return a > b || b != b ? a : b;
+}
+
+static inline double detmath_fmin(double a, double b)
+{
+	return a < b || b != b ? a : b;
+}
+
+static inline float detmath_fmaxf(float a, float b)
+{
+	return a > b || b != b ? a : b;
+}
+
 #endif

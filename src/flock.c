@@ -90,7 +90,7 @@ static void spread_heading(const struct scenario *sc, uint32_t id, double h[3])
 				qr[k] = -qr[k];
 			dot = -dot;
 		}
-		sn = sqrt(fmax(0.0, 1.0 - dot * dot));
+		sn = sqrt(detmath_fmax(0.0, 1.0 - dot * dot));
 		th = detmath_atan2(sn, dot);
 		if (sn > 1e-12) {
 			double s0, c0, s1, c1;

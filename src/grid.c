@@ -6,6 +6,7 @@
  * no atomics. */
 #include "config.h"
 #include "grid.h"
+#include "detmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -628,13 +629,13 @@ double grid_nearest2(const struct grid *g, const struct flock *f,
 	if (g == NULL) {
 		for (j = 0; j < f->n; j++)
 			if (j != k)
-				best = fmin(best, grid_pair_delta(rp, f, k, j, dd));
+				best = detmath_fmin(best, grid_pair_delta(rp, f, k, j, dd));
 		return best;
 	}
 	for (d = 0; d < dims; d++) {
 		n[d] = g->n[d];
 		c[d] = grid_axis(g, d, f->pos[d][k]);
-		edge = fmin(edge, g->len[d] / g->n[d]);
+		edge = detmath_fmin(edge, g->len[d] / g->n[d]);
 		qmax = n[d] > qmax ? n[d] : qmax;
 	}
 	for (q = 0; q <= qmax; q++) {
@@ -673,7 +674,7 @@ double grid_nearest2(const struct grid *g, const struct flock *f,
 					cell = ((size_t)cc[2] * n[1] + (size_t)cc[1]) * n[0] + (size_t)cc[0];
 					for (j = g->cell_start[cell]; j < g->cell_start[cell + 1]; j++)
 						if (j != k)
-							best = fmin(best, grid_pair_delta(rp, f, k, j, dd));
+							best = detmath_fmin(best, grid_pair_delta(rp, f, k, j, dd));
 				}
 	}
 	return best;

@@ -97,7 +97,7 @@ static int wall_crossed(const struct bounds *b, int dims, const double p0[3],
 			wall = b->hi[k];
 		else
 			continue;
-		t = fmax((wall - p0[k]) / (p[k] - p0[k]), 0.0);
+		t = detmath_fmax((wall - p0[k]) / (p[k] - p0[k]), 0.0);
 		if (t < *tw) {
 			*tw = t;
 			first = k;
@@ -144,8 +144,8 @@ static int segment_crossed(const struct integrate_params *ip, const double a[3],
 	if (ip->dims != 2)
 		return -1;
 	for (k = 0; k < 2; k++) {
-		lo[k] = fmin(a[k], b[k]);
-		hi[k] = fmax(a[k], b[k]);
+		lo[k] = detmath_fmin(a[k], b[k]);
+		hi[k] = detmath_fmax(a[k], b[k]);
 	}
 	m = integrate_obstacles_in(ip, lo, hi, buf, &near);
 	for (j = 0; j < m; j++) {
@@ -216,7 +216,7 @@ static int rounding_crosses(const struct integrate_params *ip, int m, const uint
 static int round_back(const struct integrate_params *ip, double x[3], double p[3],
 		      const double n[3])
 {
-	const double big = fmax(fmax(fabs(x[0]), fabs(x[1])), (double)FLT_MIN);
+	const double big = detmath_fmax(detmath_fmax(fabs(x[0]), fabs(x[1])), (double)FLT_MIN);
 	const double ulp = ldexp(1.0, ilogb(big) - (FLT_MANT_DIG - 1));
 	double c[3] = {0, 0, 0}, nc[3];
 	int i, k;
@@ -229,8 +229,8 @@ static int round_back(const struct integrate_params *ip, double x[3], double p[3
 
 		for (k = 0; k < 2; k++) {
 			c[k] = (float)(x[k] + i * ulp * n[k]);
-			lo[k] = fmin(x[k], c[k]);
-			hi[k] = fmax(x[k], c[k]);
+			lo[k] = detmath_fmin(x[k], c[k]);
+			hi[k] = detmath_fmax(x[k], c[k]);
 		}
 		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
 		/* (not out of a box that keeps boids in: its walls would move
@@ -291,7 +291,7 @@ static void escape(const struct integrate_params *ip, const float pos[3], const 
 
 	for (k = 0; k < dims; k++) {
 		c[k] = pos[k];
-		scale = fmax(scale, fabs(x[k]));
+		scale = detmath_fmax(scale, fabs(x[k]));
 	}
 	rmax = 1e6 * scale;
 	if (free_place(ip, NULL, c)) {
@@ -379,8 +379,8 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 		int kw;
 
 		for (k = 0; k < dims; k++) {
-			lo[k] = fmin(p0[k], p[k]);
-			hi[k] = fmax(p0[k], p[k]);
+			lo[k] = detmath_fmin(p0[k], p[k]);
+			hi[k] = detmath_fmax(p0[k], p[k]);
 		}
 		m = integrate_obstacles_in(ip, lo, hi, buf, &near);
 		for (j = 0; j < m; j++) {
@@ -482,7 +482,7 @@ void integrate_finish(const struct integrate_params *ip, const float pos[3], dou
 			for (k = 0; k < dims; k++) {
 				n[k] = q[k] - pf[k];
 				len += n[k] * n[k];
-				scale = fmax(scale, fabs(q[k]));
+				scale = detmath_fmax(scale, fabs(q[k]));
 			}
 			len = sqrt(len);
 			if (len == 0.0) {

@@ -3,6 +3,7 @@
  * (a boid moving from p0 to p1 is tested along the whole segment). */
 #include "config.h"
 #include "obstacles.h"
+#include "detmath.h"
 
 #include <float.h>
 #include <math.h>
@@ -104,7 +105,7 @@ double obstacle_backoff(int dims, const double h[3])
 	int d;
 
 	for (d = 0; d < dims; d++)
-		big = fmax(big, fabs(h[d]));
+		big = detmath_fmax(big, fabs(h[d]));
 	/* 1e-9 is eight units in the last place of 2^20: beyond, it would
 	 * vanish in the rounding of h + 1e-9 n (a review saw boids near 1e7
 	 * mirrored back across the wall they had hit) */
@@ -263,13 +264,13 @@ int obstacle_hit(const struct obstacle *o, int dims, const double p0[3], const d
 			double big = 0.0, m;
 
 			for (d = 0; d < 2; d++)
-				big = fmax(big, fmax(fmax(fabs(p0[d]), fabs(p1[d])),
-						     fmax(fabs(o->a[d]), fabs(o->b[d]))));
+				big = detmath_fmax(big, detmath_fmax(detmath_fmax(fabs(p0[d]), fabs(p1[d])),
+						     detmath_fmax(fabs(o->a[d]), fabs(o->b[d]))));
 			m = 0.5e-6 * (1.0 + big);
 			for (d = 0; d < 2; d++) {
 				const double x = p0[d] + s * dir[d];
 
-				if (x < fmin(o->a[d], o->b[d]) - m || x > fmax(o->a[d], o->b[d]) + m)
+				if (x < detmath_fmin(o->a[d], o->b[d]) - m || x > detmath_fmax(o->a[d], o->b[d]) + m)
 					return 0;
 			}
 		}
@@ -340,8 +341,8 @@ static void bbox(const struct obstacle *o, int dims, double lo[3], double hi[3])
 			hi[d] = o->b[d];
 			break;
 		case OBSTACLE_SEGMENT:
-			lo[d] = fmin(o->a[d], o->b[d]);
-			hi[d] = fmax(o->a[d], o->b[d]);
+			lo[d] = detmath_fmin(o->a[d], o->b[d]);
+			hi[d] = detmath_fmax(o->a[d], o->b[d]);
 			break;
 		}
 	}
@@ -441,7 +442,7 @@ static struct obstacle_index *index_build(const struct obstacle *o, int n, int d
 		memcpy(ix->box[i][0], blo[i], sizeof ix->box[i][0]);
 		memcpy(ix->box[i][1], bhi[i], sizeof ix->box[i][1]);
 		for (d = 0; d < dims; d++)
-			ix->scale = fmax(ix->scale, fmax(fabs(blo[i][d]), fabs(bhi[i][d])));
+			ix->scale = detmath_fmax(ix->scale, detmath_fmax(fabs(blo[i][d]), fabs(bhi[i][d])));
 	}
 	/* Queries of half-width up to reach (plus their margin, see
 	 * obstacle_index_query) shrink to a point, which lies in one cell. The
@@ -455,9 +456,9 @@ static struct obstacle_index *index_build(const struct obstacle *o, int n, int d
 		for (d = 0; d < dims; d++) {
 			blo[i][d] -= w;
 			bhi[i][d] += w;
-			ix->org[d] = i == 0 ? blo[i][d] : fmin(ix->org[d], blo[i][d]);
-			top[d] = i == 0 ? bhi[i][d] : fmax(top[d], bhi[i][d]);
-			ext[i] = fmax(ext[i], bhi[i][d] - blo[i][d]);
+			ix->org[d] = i == 0 ? blo[i][d] : detmath_fmin(ix->org[d], blo[i][d]);
+			top[d] = i == 0 ? bhi[i][d] : detmath_fmax(top[d], bhi[i][d]);
+			ext[i] = detmath_fmax(ext[i], bhi[i][d] - blo[i][d]);
 		}
 	}
 	/* Cells of half the typical widened box (each obstacle in about 2^dims
@@ -465,8 +466,8 @@ static struct obstacle_index *index_build(const struct obstacle *o, int n, int d
 	 * but no more cells than about 4 per obstacle over the whole extent. */
 	qsort(ext, (size_t)n, sizeof *ext, cmp_double);
 	for (d = 0; d < dims; d++)
-		vol *= fmax(top[d] - ix->org[d], 1e-300);
-	h = fmax(ext[n / 2] / 2.0, pow(vol / (4.0 * n), 1.0 / dims));
+		vol *= detmath_fmax(top[d] - ix->org[d], 1e-300);
+	h = detmath_fmax(ext[n / 2] / 2.0, pow(vol / (4.0 * n), 1.0 / dims));
 	for (tries = 0; tries < 200; tries++, h *= 1.5) {
 		ix->inv_h = 1.0 / h;
 		cells = 1;

@@ -43,7 +43,7 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->r2_coh = r * r;
 	p->r2_max = sc->model == MODEL_VICSEK || sc->model == MODEL_INERTIA ? p->r2_ali :
 		    sc->model == MODEL_SLERP ? p->r2_coh :
-		    fmaxf(p->r2_sep, fmaxf(p->r2_ali, p->r2_coh));
+		    detmath_fmaxf(p->r2_sep, detmath_fmaxf(p->r2_ali, p->r2_coh));
 	p->all_round = sc->view_angle >= 360.0 || sc->model == MODEL_VICSEK;
 	detmath_sincos(sc->view_angle / 2.0 * DETMATH_PI / 180.0, &s, &c);
 	p->cos_half_view = (float)c;
@@ -96,7 +96,7 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 	p->return_radius = sc->return_radius;
 	p->w_return = sc->w_return;
 	p->r_sep = sc->r_sep;
-	p->turn_frac = fmin(1.0, sc->turn_rate * sc->dt);
+	p->turn_frac = detmath_fmin(1.0, sc->turn_rate * sc->dt);
 	if (sc->model == MODEL_INERTIA)
 		p->inertia_keep = detmath_exp(-sc->turn_rate * sc->dt);
 	p->inv_r_ali = (float)(1.0 / sc->r_ali);
@@ -662,7 +662,7 @@ static void vicsek_update(const struct rules_params *p, const struct rules_acc *
 		} else {
 			/* uniform on the spherical cap: cos theta uniform */
 			c = 1.0 - u1 * (1.0 - p->cos_half_noise);
-			s = sqrt(fmax(0.0, 1.0 - c * c));
+			s = sqrt(detmath_fmax(0.0, 1.0 - c * c));
 			rotate_about(m, 3, c, s, 2.0 * DETMATH_PI * u2 - DETMATH_PI, h);
 		}
 		normalize(h, dims);

@@ -4,6 +4,7 @@
 #include "scenario.h"
 #include "obstacles.h"
 #include "traj.h"
+#include "detmath.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -1937,7 +1938,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 		double reach = 0;
 
 		for (d = 0; d < sc->dims; d++)
-			reach = fmax(reach, fmax(fabs(sc->bmin[d]), fabs(sc->bmax[d])));
+			reach = detmath_fmax(reach, detmath_fmax(fabs(sc->bmin[d]), fabs(sc->bmax[d])));
 		const int pred = sc->n_predators > 0 && sc->pred_speed > sc->speed_max;
 
 		reach += (pred ? sc->pred_speed : sc->speed_max) * sc->dt * (double)sc->steps;

@@ -9,6 +9,7 @@
 #include "step.h"
 #ifdef HAVE_MPI
 #include "dist.h"
+#include "detmath.h"
 #endif
 
 static int grid_ops_init(struct sim *s, struct util_err *err)
@@ -294,11 +295,11 @@ int sim_check_flock(struct sim *s, const struct flock *f, struct util_err *err)
 	if (s->cur->model == MODEL_SLERP) {
 		int i;
 
-		smin = fmin(smin, s->sc->speed_min);
-		smax = fmax(smax, s->sc->speed_max);
+		smin = detmath_fmin(smin, s->sc->speed_min);
+		smax = detmath_fmax(smax, s->sc->speed_max);
 		for (i = 0; i < s->next_stage; i++) {
-			smin = fmin(smin, s->sc->stages[i].sc.speed_min);
-			smax = fmax(smax, s->sc->stages[i].sc.speed_max);
+			smin = detmath_fmin(smin, s->sc->stages[i].sc.speed_min);
+			smax = detmath_fmax(smax, s->sc->stages[i].sc.speed_max);
 		}
 		lo = smin * (1.0 - SIM_SPEED_TOL);
 		hi = smax * (1.0 + SIM_SPEED_TOL);

@@ -4,6 +4,7 @@
  * CSV or gzip'd CSV; keeps a content digest of what it read. */
 #include "config.h"
 #include "traj.h"
+#include "detmath.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -256,7 +257,7 @@ static void scenario_box(struct traj_reader *r, const cJSON *sc)
 
 		if (!cJSON_IsNumber(a) || !cJSON_IsNumber(z))
 			return;
-		tol = ldexp(fmax(fabs(a->valuedouble), fabs(z->valuedouble)), -20);
+		tol = ldexp(detmath_fmax(fabs(a->valuedouble), fabs(z->valuedouble)), -20);
 		r->box_lo[d] = a->valuedouble - tol;
 		r->box_hi[d] = z->valuedouble + tol;
 	}

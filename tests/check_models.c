@@ -246,6 +246,25 @@ END_TEST
 
 /* atan2 against the C library's, all round the circle and at every scale,
  * on the axes, the diagonals and next to them. */
+/* detmath_fmax and detmath_fmin: b on a tie, with its sign of zero, and
+ * the number where the other is a NaN, whatever the C library would give */
+START_TEST(test_detmath_fmax)
+{
+	const double nan = NAN;
+
+	ck_assert(signbit(detmath_fmax(0.0, -0.0)) && !signbit(detmath_fmax(-0.0, 0.0)));
+	ck_assert(signbit(detmath_fmin(0.0, -0.0)) && !signbit(detmath_fmin(-0.0, 0.0)));
+	ck_assert(signbit(detmath_fmaxf(0.0f, -0.0f)) && !signbit(detmath_fmaxf(-0.0f, 0.0f)));
+	ck_assert(detmath_fmax(nan, 1.0) == 1.0 && detmath_fmax(1.0, nan) == 1.0);
+	ck_assert(detmath_fmin(nan, 1.0) == 1.0 && detmath_fmin(1.0, nan) == 1.0);
+	ck_assert(isnan(detmath_fmax(nan, nan)) && isnan(detmath_fmin(nan, nan)));
+	ck_assert(detmath_fmax(-2.0, 3.0) == 3.0 && detmath_fmax(3.0, -2.0) == 3.0);
+	ck_assert(detmath_fmin(-2.0, 3.0) == -2.0 && detmath_fmin(3.0, -2.0) == -2.0);
+	ck_assert(detmath_fmax(-INFINITY, -1e308) == -1e308 && detmath_fmin(INFINITY, 1e308) == 1e308);
+	ck_assert(detmath_fmaxf(nan, 1.0f) == 1.0f && detmath_fmaxf(2.0f, 1.0f) == 2.0f);
+}
+END_TEST
+
 START_TEST(test_detmath_atan2)
 {
 	static const double SPECIAL[][2] = {
@@ -583,6 +602,7 @@ Suite *models_suite(void)
 	tcase_add_loop_test(tc, test_turn_limit, 0, 3);
 	tcase_add_test(tc, test_detmath);
 	tcase_add_test(tc, test_detmath_atan2);
+	tcase_add_test(tc, test_detmath_fmax);
 	tcase_add_test(tc, test_detmath_vector_lanes);
 	tcase_add_test(tc, test_detmath_vector_log);
 	tcase_add_test(tc, test_noise002_vector_lanes);
