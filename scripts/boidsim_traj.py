@@ -656,6 +656,13 @@ class BinaryTrajectory(_Trajectory):
         if not (isinstance(lo, list) and isinstance(hi, list) and len(lo) == dims == len(hi)
                 and all(_is_number(x) for x in lo + hi)):
             return
+        # the box the run kept its boids in: binary32 corners, a side too
+        # narrow for them given the smallest binary32 width (bounds_side32)
+        with np.errstate(over="ignore"):
+            lo = [float(np.float32(a)) for a in lo]
+            hi = [float(np.float32(z)) if np.float32(z) > np.float32(a)
+                  else float(np.nextafter(np.float32(a), np.float32(np.inf)))
+                  for a, z in zip(lo, hi)]
         tol = [math.ldexp(max(abs(a), abs(z)), -20) for a, z in zip(lo, hi)]
         self._box = ([a - t for a, t in zip(lo, tol)], [z + t for z, t in zip(hi, tol)])
 

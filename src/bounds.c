@@ -14,17 +14,22 @@ void bounds_init(struct bounds *b, const struct scenario *sc)
 	b->mode = sc->mode;
 	b->margin = sc->margin;
 	for (d = 0; d < sc->dims; d++) {
-		b->lo_f[d] = (float)sc->bmin[d];
-		b->hi_f[d] = (float)sc->bmax[d];
-		/* A box narrower than binary32 can resolve still has a width. */
-		if (!(b->hi_f[d] > b->lo_f[d]))
-			b->hi_f[d] = nextafterf(b->lo_f[d], INFINITY);
+		bounds_side32(sc->bmin[d], sc->bmax[d], &b->lo_f[d], &b->hi_f[d]);
 		b->lo[d] = b->lo_f[d];
 		b->hi[d] = b->hi_f[d];
 		b->len[d] = b->hi[d] - b->lo[d];
 		b->len_f[d] = (float)b->len[d];
 		b->half_f[d] = 0.5f * b->len_f[d];
 	}
+}
+
+void bounds_side32(double lo, double hi, float *lo_f, float *hi_f)
+{
+	*lo_f = (float)lo;
+	*hi_f = (float)hi;
+	/* A box narrower than binary32 can resolve still has a width. */
+	if (!(*hi_f > *lo_f))
+		*hi_f = nextafterf(*lo_f, INFINITY);
 }
 
 float bounds_wrap1(const struct bounds *b, int d, double p)

@@ -17,6 +17,11 @@ struct bounds {
 
 void bounds_init(struct bounds *b, const struct scenario *sc);
 
+/* A side [lo, hi] of the scenario's box as the engine keeps it (and a
+ * reader checks positions against): rounded to binary32, and a side too
+ * narrow to survive that rounding given the smallest binary32 width. */
+void bounds_side32(double lo, double hi, float *lo_f, float *hi_f);
+
 /* Initial placement of coordinate p in dimension d inside the box. */
 float bounds_place(const struct bounds *b, int d, double p);
 

@@ -3,6 +3,7 @@
  * never misread, frame by frame or at random through the frame index; and
  * CSV or gzip'd CSV; keeps a content digest of what it read. */
 #include "config.h"
+#include "bounds.h"
 #include "traj.h"
 #include "detmath.h"
 
@@ -254,12 +255,15 @@ static void scenario_box(struct traj_reader *r, const cJSON *sc)
 	for (d = 0; d < r->h.dims; d++) {
 		const cJSON *a = cJSON_GetArrayItem(lo, d), *z = cJSON_GetArrayItem(hi, d);
 		double tol;
+		float lf, hf;
 
 		if (!cJSON_IsNumber(a) || !cJSON_IsNumber(z))
 			return;
-		tol = ldexp(detmath_fmax(fabs(a->valuedouble), fabs(z->valuedouble)), -20);
-		r->box_lo[d] = a->valuedouble - tol;
-		r->box_hi[d] = z->valuedouble + tol;
+		/* the box the run kept its boids in */
+		bounds_side32(a->valuedouble, z->valuedouble, &lf, &hf);
+		tol = ldexp(detmath_fmax(fabs(lf), fabs(hf)), -20);
+		r->box_lo[d] = lf - tol;
+		r->box_hi[d] = hf + tol;
 	}
 	r->box = 1;
 }
