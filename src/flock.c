@@ -323,7 +323,7 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 						     sc->start_max, 1) != 0;
 	if (crowded > 0) {
 		util_err_set(err, "no room to start: %llu boids fell inside obstacles in each of "
-			     "%d tries (the start region is covered)", (unsigned long long)crowded,
+			     "%d tries (the start region, start or the box, is covered)", (unsigned long long)crowded,
 			     FLOCK_PLACE_TRIES);
 		flock_free(f);
 		return -2;

@@ -579,8 +579,15 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	rc = sim_init(&sim, &sc, o->search, ctx, err);
 	if (rc != 0) {
-		if (rc == -2)
-			status = RUN_BAD_INPUT; /* the scenario leaves no room to start */
+		if (rc == -2) {
+			/* the scenario leaves no room to start: its obstacles' */
+			char why[UTIL_ERR_MAX];
+
+			snprintf(why, sizeof why, "%s", err->msg);
+			util_err_set(err, "%s: obstacles: %s",
+				     strcmp(o->scenario, "-") == 0 ? "<stdin>" : o->scenario, why);
+			status = RUN_BAD_INPUT;
+		}
 		goto out;
 	}
 	sim_ok = 1;
