@@ -2157,9 +2157,55 @@ static void scan_json(const char *text, size_t n, int *in_str, size_t *most, cha
 		*inner = depth > 0 && depth <= sizeof open ? open[depth - 1] : 0;
 }
 
+/* Whether text[0 .. len) is the start of a JSON value that closing its
+ * open string, arrays and objects would complete. */
+static int cut_short(const char *text, size_t len)
+{
+	char open[CJSON_NESTING_LIMIT], *whole;
+	size_t i, depth = 0;
+	int in_str = 0, ok;
+	cJSON *v;
+
+	for (i = 0; i < len; i++) {
+		char ch = text[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == '[' || ch == '{') {
+			if (depth == sizeof open)
+				return 0;
+			open[depth++] = ch == '[' ? ']' : '}';
+		} else if (ch == ']' || ch == '}') {
+			if (depth == 0 || open[--depth] != ch)
+				return 0;
+		}
+	}
+	if (depth == 0 && !in_str)
+		return 0;
+	whole = malloc(len + depth + 2);
+	if (whole == NULL)
+		return 0;
+	memcpy(whole, text, len);
+	i = len;
+	if (in_str)
+		whole[i++] = '"';
+	while (depth > 0)
+		whole[i++] = open[--depth];
+	v = cJSON_ParseWithLength(whole, i);
+	ok = v != NULL;
+	cJSON_Delete(v);
+	free(whole);
+	return ok;
+}
+
 /* What most likely broke a parse that stopped at off: arrays and objects
- * nested deeper than cJSON takes, a \\u escape of a lone surrogate (no
- * character), or else the usual non-JSON habits. */
+ * nested deeper than cJSON takes, a text cut short, a \\u escape of a
+ * lone surrogate (no character), or else the usual non-JSON habits. */
 static const char *parse_hint(const char *text, size_t len, size_t off)
 {
 	size_t i, most;
@@ -2168,11 +2214,14 @@ static const char *parse_hint(const char *text, size_t len, size_t off)
 	scan_json(text, off < len ? off : len, &in_str, &most, NULL);
 	if (most >= CJSON_NESTING_LIMIT)
 		return "arrays and objects nested deeper than " STR(CJSON_NESTING_LIMIT) " levels";
+	/* a text cut short: closing what is open at its end makes it JSON */
+	if (cut_short(text, len))
+		return "the text ends early: a string, array or object is not closed";
 	/* the escape the parser stopped in, or just before */
 	/* (the text is not NUL-terminated: every read below len) */
 	for (i = off >= 12 ? off - 12 : 0; in_str && i <= off && i + 3 < len; i++)
 		if (text[i] == '\\' && text[i + 1] == 'u' && (text[i + 2] == 'd' || text[i + 2] == 'D') &&
-		    text[i + 3] != '\0' && strchr("89abAB", text[i + 3]))
+		    text[i + 3] != '\0' && strchr("89abcdefABCDEF", text[i + 3]))
 			return "a \\u escape of a lone surrogate (D800 to DFFF) is not a character";
 	return "not valid JSON (NaN, Infinity, comments and trailing commas are not JSON)";
 }
