@@ -765,12 +765,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 
 		o->progress(o->user, &p);
 	}
-	/* With a checkpoint to resume from, the metrics' name is tried before
-	 * the trajectory takes its own: a directory there would fail their
-	 * rename after the trajectory had replaced its file, and --resume
-	 * then finds the run's trajectory gone. */
-	if (w && met_ok && writer && on_disk != UINT64_MAX &&
-	    target_taken(o->metrics, stopped, err) != 0)
+	/* The metrics are made durable and their name is tried before the
+	 * trajectory takes its own: a full disk or a directory there would
+	 * otherwise fail them after the trajectory had replaced its file, a
+	 * failed run that replaced a previous one (and with a checkpoint,
+	 * --resume would find the run's trajectory gone). */
+	if (w && met_ok && writer &&
+	    (outfile_sync(&mout, err) != 0 || target_taken(o->metrics, stopped, err) != 0))
 		goto failed;
 	if (w) {
 		enum traj_status st = stopped ? TRAJ_INTERRUPTED : TRAJ_COMPLETE;
