@@ -815,6 +815,14 @@ int cmd_convert(int argc, char **argv)
 		status = input_status(&err);
 		goto out;
 	}
+	/* A binary input with no end record, cut between two frames (as a
+	 * killed run leaves it): its whole frames are all there is, and a CSV
+	 * of them, which cannot say so itself, must not pass for the run's. */
+	if (!cut[0] && h->format == TRAJ_BIN && !traj_reader_ended(r, &st)) {
+		snprintf(cut, sizeof cut, "%s: no end record (the run was killed, or is still "
+			 "running)", argv[optind]);
+		lost = 1;
+	}
 	/* A CSV's count is its frames', so one of no frames could not be read
 	 * back: refused, where a binary file of none is a valid file. */
 	if (written == 0 && fmt != TRAJ_BIN) {
