@@ -1237,7 +1237,9 @@ class CsvTrajectory(_Trajectory):
             else:
                 cls._check_tail(f)
         except EOFError:
-            cut, run = True, 0
+            # a gzip stream cut after a whole line: the last run is a
+            # frame, as at the end of a plain file
+            cut = True
         return most, frames + (run > 0), cut
 
     def _open(self):
@@ -1356,7 +1358,15 @@ class CsvTrajectory(_Trajectory):
                 lines = []
             step = s
             lines.append(line)
-        self._check_tail(f)     # the last run is a frame only when nothing was cut
+        try:
+            self._check_tail(f)
+        except EOFError:
+            # a gzip stream cut after a whole line ends the last run there,
+            # as the end of a plain file does (a frame's count is not
+            # known; boidsim's reader alike); the cut is said after it
+            if lines:
+                yield lines, True
+            raise
         if lines:
             yield lines, True
 

@@ -818,7 +818,7 @@ int cmd_convert(int argc, char **argv)
 	/* A binary input with no end record, cut between two frames (as a
 	 * killed run leaves it): its whole frames are all there is, and a CSV
 	 * of them, which cannot say so itself, must not pass for the run's. */
-	if (!cut[0] && h->format == TRAJ_BIN && !traj_reader_ended(r, &st)) {
+	if (!cut[0] && !lost && h->format == TRAJ_BIN && !traj_reader_ended(r, &st)) {
 		snprintf(cut, sizeof cut, "%s: no end record (the run was killed, or is still "
 			 "running)", argv[optind]);
 		lost = 1;

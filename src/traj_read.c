@@ -838,7 +838,11 @@ static int read_csv_agents_frame(struct traj_reader *r, uint64_t *step,
 		if (r->have_line) {
 			r->have_line = 0;
 		} else if ((rc = csv_next_line(r, err)) != 1) {
-			if (rc < 0)
+			/* A gzip stream cut after a whole line ends the frame
+			 * there, as the end of a plain file does (a frame's
+			 * count is not known); the next read says where the
+			 * file was cut. */
+			if (rc < 0 && !(r->cut && k > 0))
 				return -1;
 			if (k == 0)
 				return 0;
