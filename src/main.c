@@ -51,6 +51,19 @@ static volatile struct timespec first_signal;
  * process group, which holds the process too. */
 #define MAIN_SIGNAL_GRACE 1.0
 
+/* SIGPIPE: the reader of a pipe the run writes to has gone (| head). Its
+ * default action would end the run before it removes the temporary files
+ * of its other outputs (-o FILE under --metrics -, or the reverse): it is
+ * noted instead, the write fails (EPIPE), the run removes them, and main
+ * then ends by SIGPIPE itself, quietly, as boidsim(1) says. */
+static volatile sig_atomic_t got_sigpipe;
+
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	got_sigpipe = 1;
+}
+
 /* The first SIGINT, SIGTERM or SIGHUP asks the run to stop after the
  * current step; a second one, from a second on, stops it at once (the
  * default action). clock_gettime, signal and raise are async-signal-safe. */
@@ -609,6 +622,12 @@ static int run(struct options *o)
 	}
 	if (status == RUN_BAD_OPTIONS)
 		return usage_error("%s", err.msg);
+	if (status != RUN_OK && got_sigpipe) {
+		/* its temporary files removed, the run ends as SIGPIPE would
+		 * have ended it */
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	if (status != RUN_OK) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		return status;
@@ -786,6 +805,16 @@ static int run_main(int argc, char **argv)
 	/* First SIGINT, SIGTERM or SIGHUP: finish the step, write it, and
 	 * close the file marked as interrupted. */
 	cmd_catch_signals(on_signal);
+	{
+		/* (an ignored SIGPIPE stays ignored: the write fails with a line) */
+		struct sigaction sa, old;
+
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_sigpipe;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(SIGPIPE, &sa, NULL);
+	}
 #ifdef HAVE_MPI
 	if (start_mpi(&argc, &argv) != 0) {
 		rc = 1;
