@@ -65,8 +65,10 @@ static void on_sigpipe(int sig)
 }
 
 /* The first SIGINT, SIGTERM or SIGHUP asks the run to stop after the
- * current step; a second one, from a second on, stops it at once (the
- * default action). clock_gettime, signal and raise are async-signal-safe. */
+ * current step; one within a second of it is the same request (its
+ * status, the latest signal's, is the exit status); a second one, from a
+ * second on, stops it at once (the default action). clock_gettime,
+ * signal and raise are async-signal-safe. */
 static void on_signal(int sig)
 {
 	struct timespec now;
@@ -83,8 +85,10 @@ static void on_signal(int sig)
 	if ((first_signal.tv_sec == 0 && first_signal.tv_nsec == 0) ||
 	    (double)(now.tv_sec - first_signal.tv_sec) +
 			    1e-9 * (double)(now.tv_nsec - first_signal.tv_nsec) <
-		    MAIN_SIGNAL_GRACE)
+		    MAIN_SIGNAL_GRACE) {
+		stop_signal = sig;
 		return;
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
