@@ -449,14 +449,32 @@ int cmd_verify(int argc, char **argv)
 		return usage_error("verify", "%s", "expected one FILE");
 	r = traj_reader_open(argv[1], &err);
 	if (r == NULL) {
+		struct stat st_in;
+
 		fprintf(stderr, "boidsim: %s\n", err.msg);
+		/* a file that is there, damaged from its header on */
+		if (!err.not_input && (strcmp(argv[1], "-") == 0 ||
+				       (stat(argv[1], &st_in) == 0 && S_ISREG(st_in.st_mode)))) {
+			printf("%s: damaged after 0 whole frames\n", argv[1]);
+			if (cmd_stdout_flush() != 0)
+				return 1;
+		}
 		return input_status(&err);
 	}
 	h = traj_reader_header(r);
 	rc = read_all(r, &fb, &as, &err);
 	if (rc != 0 && traj_reader_cut(r)) {
+		char why[sizeof err.msg];
+		char *paren;
+
+		/* (the count said once: "cut short in frame 4", not "... (4 whole frames)") */
+		snprintf(why, sizeof why, "%s", reason(&err, argv[1]));
+		paren = strrchr(why, '(');
+		if (paren && paren > why && paren[-1] == ' ' && strstr(paren, " whole frames)") &&
+		    strcmp(strstr(paren, " whole frames)"), " whole frames)") == 0)
+			paren[-1] = '\0';
 		printf("%s: incomplete: %" PRIu64 " whole frames (%s)\n", argv[1],
-		       traj_reader_frames(r), reason(&err, argv[1]));
+		       traj_reader_frames(r), why);
 		status = EXIT_INCOMPLETE;
 		goto out;
 	}
