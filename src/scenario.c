@@ -1727,6 +1727,10 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 	cJSON_Delete(work);
 	return 0;
 fail:
+	/* the stage being read, not yet counted in n_stages (its parts, as
+	 * validate left them, are its own) */
+	if (sc->stages && sc->n_stages < cJSON_GetArraySize(list))
+		scenario_free(&sc->stages[sc->n_stages].sc);
 	cJSON_Delete(work);
 	return -1;
 }
