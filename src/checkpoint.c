@@ -411,7 +411,9 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		goto out;
 	}
 	if (strcmp(h.gen, generator) != 0) {
-		util_err_set(err, "%s: checkpoint written by %s, this is %s", path, h.gen, generator);
+		util_err_set(err, "%s: checkpoint written by %s, this is %s: a run resumes with "
+			     "the version and the --neighbours that wrote its checkpoint", path, h.gen,
+			     generator);
 		goto out;
 	}
 	if (s->step > s->sc->steps) {

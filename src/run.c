@@ -659,7 +659,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			if (resume_frames(&sc, json, &resumed, o->output, fmt, w, sim.step, frame,
 					  ag, src, sizeof src, &refused, err) != 0) {
 				status = refused ? RUN_BAD_INPUT : RUN_FAILED;
-				goto out;
+				goto resume_failed;
 			}
 			ctx_log(ctx, CTX_VERBOSE, "resumed %llu frames from %s",
 				(unsigned long long)resume_written_before(sim.step, sc.every), src);
@@ -686,7 +686,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 			if (resume_rows(&resumed, o->metrics, mout.fp, sim.step, every_m, &refused,
 					err) != 0) {
 				status = refused ? RUN_BAD_INPUT : RUN_FAILED;
-				goto out;
+				goto resume_failed;
 			}
 		}
 	}
@@ -815,6 +815,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	goto out;
 metrics_failed:
 	util_err_set(err, "%s: write failed: %s", o->metrics, strerror(errno));
+	goto failed;
+resume_failed:
+	/* A resume that could not write again what the checkpoint covers
+	 * (a full disk) leaves that checkpoint as good as it was. */
+	if (refused)
+		goto out;
+	on_disk = sim.step;
 failed:
 	/* The outputs' temporary files were kept as far as the checkpoint
 	 * covers (save_checkpoint): say how to go on from there. */
