@@ -192,7 +192,9 @@ static char *get_str(struct source *r)
 	const unsigned char *q;
 	char *s;
 
-	if (r->bad || n > CHECKPOINT_STRING_MAX || !(q = take(r, n)))
+	if (n > CHECKPOINT_STRING_MAX)
+		r->bad = 1; /* (not skipped: what follows would be read askew) */
+	if (r->bad || !(q = take(r, n)))
 		return NULL;
 	if (memchr(q, '\0', n) != NULL) {
 		r->nul = 1;
@@ -388,6 +390,7 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	struct head h;
 	long size;
 	size_t i;
+	double tgt[3];
 	int d, rc = -1;
 
 	memset(files, 0, sizeof *files);
@@ -405,6 +408,11 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	s->step = h.step;
 	if (r.nul)
 		goto nul;
+	if (r.bad) {
+		/* a string longer than any a run writes, or the file cut short */
+		util_err_set(err, "%s: checkpoint damaged (its names and scenario)", path);
+		goto out;
+	}
 	if (h.json == NULL || h.gen == NULL || strcmp(h.json, scenario_json) != 0) {
 		util_err_set(err, "%s: checkpoint of another scenario (the effective scenario, "
 			     "after overrides, must be the same)", path);
@@ -424,8 +432,9 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	for (d = 0; d < 3; d++) {
 		uint64_t u = get_u64(&r);
 
-		memcpy(&s->rp.target[d], &u, 8);
+		memcpy(&tgt[d], &u, 8);
 	}
+	memcpy(s->rp.target, tgt, sizeof tgt);
 	/* The ids: slot k holds the boid of rank k, as after flock_init. */
 	if (h.n < (uint64_t)f->n)
 		flock_shrink(f, (size_t)h.n);
@@ -484,6 +493,23 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		struct util_err why;
 
 		sim_enter_stages(s);
+		/* The target a run can have here: the one in force (a stage's,
+		 * or the scenario's), or a wandering one's start or a point of
+		 * its region; anything else (a crafted one, far or not finite)
+		 * would turn every boid's steering into NaN. */
+		for (d = 0; d < 3; d++) {
+			const struct scenario *sc0 = s->sc;
+			int ok = sc0->has_wander && d < f->dims ?
+					 tgt[d] == sc0->target[d] ||
+						 (tgt[d] >= sc0->wander_min[d] &&
+						  tgt[d] <= sc0->wander_max[d]) :
+					 tgt[d] == s->cur->target[d];
+
+			if (!ok) {
+				util_err_set(err, "%s: checkpoint damaged (the target)", path);
+				goto out;
+			}
+		}
 		if (state_check(path, s, err) != 0)
 			goto out;
 		if (sim_check(s, &why) != 0) {
