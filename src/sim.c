@@ -5,11 +5,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "detmath.h"
 #include "rng.h"
 #include "step.h"
 #ifdef HAVE_MPI
 #include "dist.h"
-#include "detmath.h"
 #endif
 
 static int grid_ops_init(struct sim *s, struct util_err *err)
