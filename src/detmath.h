@@ -38,17 +38,20 @@ double detmath_normal(double u1, double u2);
  * everywhere, and inline (no call through the PLT). */
 static inline double detmath_fmax(double a, double b)
 {
-	return a > b || b != b ? a : b;
+	/* (written so: a > b ? a : b is one maxsd on x86-64, and the test of
+	 * b for a NaN a branch always taken the same way; a > b || b != b
+	 * put a branch on the data in the hot loops, 4% of an obstacle run) */
+	return b != b ? a : a > b ? a : b;
 }
 
 static inline double detmath_fmin(double a, double b)
 {
-	return a < b || b != b ? a : b;
+	return b != b ? a : a < b ? a : b;
 }
 
 static inline float detmath_fmaxf(float a, float b)
 {
-	return a > b || b != b ? a : b;
+	return b != b ? a : a > b ? a : b;
 }
 
 #endif
