@@ -674,8 +674,8 @@ class BinaryTrajectory(_Trajectory):
             self.header["indexed"] = False
 
     def _cut_in_frame(self, index):
-        self._cut("%s: file cut short in frame %d (%d whole frames)"
-                  % (self.path, index, index))
+        self._cut("%s: file cut short in frame %d"
+                  % (self.path, index))
         self._record_end("missing", index)
 
     def _read_end(self, f, tag, frames, last_step):
@@ -1327,16 +1327,16 @@ class CsvTrajectory(_Trajectory):
                 for lines, whole in split(f):
                     # A missing final newline means the last number may be cut.
                     if not whole or not lines[-1].endswith("\n"):
-                        self._cut("%s: file cut short in frame %d (%d whole frames)"
-                                  % (self.path, index, index))
+                        self._cut("%s: file cut short in frame %d"
+                                  % (self.path, index))
                         break
                     yield parse(lines, index)
                     index += 1
                 else:
                     self._check_tail(f)
             except EOFError:
-                self._cut("%s: gzip stream cut short in frame %d (%d whole frames)"
-                          % (self.path, index, index))
+                self._cut("%s: gzip stream cut short in frame %d"
+                          % (self.path, index))
             except (OSError, zlib.error, UnicodeDecodeError) as e:
                 raise TrajectoryError("%s: frame %d: damaged file: %s"
                                       % (self.path, index, e))
@@ -1379,7 +1379,7 @@ class CsvTrajectory(_Trajectory):
             return
         if self._first_cut:
             self.header["frames"] = 0
-            self._cut("%s: file cut short in frame 0 (0 whole frames)" % self.path)
+            self._cut("%s: file cut short in frame 0" % self.path)
             return
         count = self.count
         if count is None:          # header only: no frames
@@ -1401,11 +1401,11 @@ class CsvTrajectory(_Trajectory):
         if self._frames is None and self._scan is not None:
             frames, cut = self._scan
             if cut:
-                self._cut("%s: file cut short in frame %d (%d whole frames)"
-                          % (self.path, frames, frames))
+                self._cut("%s: file cut short in frame %d"
+                          % (self.path, frames))
             self._frames = frames
         if self._frames is None and self._first_cut:
-            self._cut("%s: file cut short in frame 0 (0 whole frames)" % self.path)
+            self._cut("%s: file cut short in frame 0" % self.path)
             self._frames = 0
         if self._frames is None:
             rows, cut = 0, False
@@ -1424,7 +1424,7 @@ class CsvTrajectory(_Trajectory):
                     raise TrajectoryError("%s: damaged file: %s" % (self.path, e))
             frames, rest = divmod(rows, self.count) if self.count else (0, 0)
             if cut or rest:
-                self._cut("%s: file cut short in frame %d (%d whole frames)"
-                          % (self.path, frames, frames))
+                self._cut("%s: file cut short in frame %d"
+                          % (self.path, frames))
             self._frames = frames
         return self._frames

@@ -464,17 +464,8 @@ int cmd_verify(int argc, char **argv)
 	h = traj_reader_header(r);
 	rc = read_all(r, &fb, &as, &err);
 	if (rc != 0 && traj_reader_cut(r)) {
-		char why[sizeof err.msg];
-		char *paren;
-
-		/* (the count said once: "cut short in frame 4", not "... (4 whole frames)") */
-		snprintf(why, sizeof why, "%s", reason(&err, argv[1]));
-		paren = strrchr(why, '(');
-		if (paren && paren > why && paren[-1] == ' ' && strstr(paren, " whole frames)") &&
-		    strcmp(strstr(paren, " whole frames)"), " whole frames)") == 0)
-			paren[-1] = '\0';
 		printf("%s: incomplete: %" PRIu64 " whole frames (%s)\n", argv[1],
-		       traj_reader_frames(r), why);
+		       traj_reader_frames(r), reason(&err, argv[1]));
 		status = EXIT_INCOMPLETE;
 		goto out;
 	}

@@ -802,8 +802,7 @@ static int read_csv_frame(struct traj_reader *r, uint64_t *step,
 				return 0;
 			r->cut |= rc == 0;
 			if (rc == 0)
-				util_err_set(err, "%s: file cut short in frame %llu (%llu complete "
-					     "frames)", r->name, (unsigned long long)r->frames,
+				util_err_set(err, "%s: file cut short in frame %llu", r->name,
 					     (unsigned long long)r->frames);
 			return -1;
 		}
@@ -1485,8 +1484,7 @@ static int read_bin_frame(struct traj_reader *r, uint64_t *step, struct util_err
 	return 1;
 cut:
 	r->cut = 1;
-	util_err_set(err, "%s: file cut short in frame %llu (%llu whole frames)",
-		     r->name, nf, nf);
+	util_err_set(err, "%s: file cut short in frame %llu", r->name, nf);
 	return -1;
 }
 
