@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef FUZZ_NO_SCENARIO
 #include "scenario.h"
@@ -14,6 +15,46 @@
 #ifndef FUZZ_NEWLINE_CHECK
 #define FUZZ_NEWLINE_CHECK 1
 #endif
+
+static int fuzz_write_file(const char *name, const unsigned char *p, size_t n)
+{
+	FILE *f = fopen(name, "wb");
+
+	if (f == NULL)
+		return -1;
+	if (n && fwrite(p, 1, n, f) != n) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+/* The file an input is written to for a reader that reads paths: one
+ * name, made the first time (/tmp/fuzz_TAG.XXXXXX) and removed at exit. */
+static char fuzz_input_path[64];
+
+static void fuzz_remove_input(void)
+{
+	unlink(fuzz_input_path);
+}
+
+/* The input as that file; its name, or NULL when it cannot be written. */
+static const char *fuzz_write_input(const char *tag, const unsigned char *p, size_t n)
+{
+	if (!fuzz_input_path[0]) {
+		int fd;
+
+		snprintf(fuzz_input_path, sizeof fuzz_input_path, "/tmp/fuzz_%s.XXXXXX", tag);
+		fd = mkstemp(fuzz_input_path);
+		if (fd < 0) {
+			fuzz_input_path[0] = '\0';
+			return NULL;
+		}
+		close(fd);
+		atexit(fuzz_remove_input);
+	}
+	return fuzz_write_file(fuzz_input_path, p, n) == 0 ? fuzz_input_path : NULL;
+}
 
 /* A failure report is one non-empty line that starts with what it names. */
 static void fuzz_check_error(const struct util_err *err, const char *prefix)

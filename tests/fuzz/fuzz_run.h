@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "scenario.h"
 #include "traj.h"
 #include "util.h"
@@ -23,19 +24,6 @@ static const char fuzz_fallback_scenario[] =
 /* Where a checkpoint's strings start: after its magic, version, dims,
  * count and step (checkpoint.c). */
 #define FUZZ_CKPT_STRINGS 32
-
-static int fuzz_write_file(const char *name, const unsigned char *p, size_t n)
-{
-	FILE *f = fopen(name, "wb");
-
-	if (f == NULL)
-		return -1;
-	if (n && fwrite(p, 1, n, f) != n) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
-}
 
 /* The string at *at of a checkpoint (a 32-bit length, then its bytes),
  * NUL-terminated, to free; NULL when the input ends first. */

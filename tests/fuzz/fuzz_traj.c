@@ -23,38 +23,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* One file, written again for each input: the reader reads paths. */
-static char path[64];
-
-static void remove_input(void)
-{
-	unlink(path);
-}
-
-static int write_input(const uint8_t *data, size_t size)
-{
-	FILE *f;
-
-	if (!path[0]) {
-		int fd;
-
-		snprintf(path, sizeof path, "/tmp/fuzz_traj.XXXXXX");
-		fd = mkstemp(path);
-		if (fd < 0)
-			return -1;
-		close(fd);
-		atexit(remove_input);
-	}
-	f = fopen(path, "wb");
-	if (f == NULL)
-		return -1;
-	if (size && fwrite(data, 1, size, f) != size) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
-}
-
 /* A frame read: its count within the header's bound. */
 static void check_frame(const struct traj_reader *r)
 {
@@ -71,10 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct util_err err;
 	struct traj_reader *r;
 	char hex[TRAJ_DIGEST_HEX];
+	const char *path;
 	uint64_t step, k, n;
 	int rc, rounds = 0;
 
-	if (size > (1u << 20) || write_input(data, size) != 0)
+	if (size > (1u << 20) || !(path = fuzz_write_input("traj", data, size)))
 		return 0;
 	r = traj_reader_open(path, &err);
 	if (r == NULL) {
