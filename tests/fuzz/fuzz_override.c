@@ -1,8 +1,9 @@
 /* fuzz_override.c: libFuzzer target for --set overrides. Each line of the
  * input (at most 8) is one override KEY=VALUE, applied in order to a fixed
- * valid 3D scenario, as boidsim --set does. A rejected override must get
- * one line naming it ("--set TEXT: ..."); an accepted result must print an
- * effective scenario that loads back to itself. Built and run by .ci/run. */
+ * valid 3D scenario with two obstacles, as boidsim --set does. A rejected
+ * override must get one line naming it ("--set TEXT: ..."); an accepted
+ * result must print an effective scenario that loads back to itself. Built
+ * and run by .ci/run. */
 #include "config.h"
 
 #include <stddef.h>
@@ -16,7 +17,9 @@ static const char base[] =
 	"{\"dimensions\": 3, \"count\": 60, \"steps\": 8, \"seed\": \"123\",\n"
 	" \"radii\": {\"separation\": 1, \"alignment\": 2, \"cohesion\": 3},\n"
 	" \"bounds\": {\"min\": [0, 0, 0], \"max\": [6, 6, 6], \"mode\": \"reflect\"},\n"
-	" \"target\": {\"position\": [3, 3, 3]}, \"output\": {\"every\": 2}}\n";
+	" \"target\": {\"position\": [3, 3, 3]}, \"output\": {\"every\": 2},\n"
+	" \"obstacles\": [{\"type\": \"sphere\", \"center\": [1, 1, 1], \"radius\": 0.5},\n"
+	"   {\"type\": \"box\", \"min\": [4, 4, 4], \"max\": [5, 5, 5]}]}\n";
 
 #define MAX_OV 8
 
