@@ -215,6 +215,71 @@ void flock_reindex(struct flock *f)
 		}
 }
 
+/* The hue fields a boid has: cos and sin, and with hue.spin a rate. */
+static int hue_fields(const struct scenario *sc)
+{
+	return !sc->has_hue ? 0 : sc->hue_spin_on ? 3 : 2;
+}
+
+/* How many boids of the start find no room, each drawn as flock_init
+ * draws it (draw_boid: a pure function of the seed and its id) into a
+ * scratch slot and dropped: every id but those of part (of parts) when
+ * parts > 1, every id otherwise. */
+static uint64_t count_crowded(const struct scenario *sc, const struct bounds *box,
+			      uint32_t part, uint32_t parts, size_t parallel_min)
+{
+	const size_t all = (size_t)sc->count;
+	uint64_t crowded = 0;
+	size_t i;
+
+	#pragma omp parallel reduction(+:crowded) if (all >= parallel_min)
+	{
+		float pos[3], vel[3], hue[3];
+		uint32_t id;
+		struct flock s;
+		int d;
+
+		memset(&s, 0, sizeof s);
+		s.dims = sc->dims;
+		s.has_hue = sc->has_hue;
+		s.hue_fields = hue_fields(sc);
+		for (d = 0; d < 3; d++) {
+			s.pos[d] = &pos[d];
+			s.vel[d] = &vel[d];
+			s.hue[d] = &hue[d];
+		}
+		s.id = &id;
+		#pragma omp for schedule(static)
+		for (i = 0; i < all; i++)
+			if (parts <= 1 || i % parts != part)
+				crowded += draw_boid(&s, sc, box, 0, (uint32_t)i, sc->start_min,
+						     sc->start_max, 1) != 0;
+	}
+	return crowded;
+}
+
+static void crowded_error(struct util_err *err, uint64_t crowded)
+{
+	util_err_set(err, "no room to start: %llu boids fell inside obstacles in each of %d "
+		     "tries (the start region, start or the box, is covered)",
+		     (unsigned long long)crowded, FLOCK_PLACE_TRIES);
+}
+
+int flock_check_room(const struct scenario *sc, size_t parallel_min, struct util_err *err)
+{
+	struct bounds box;
+	uint64_t crowded;
+
+	if (sc->n_obstacles == 0 || sc->start_data)
+		return 0;
+	bounds_init(&box, sc);
+	crowded = count_crowded(sc, &box, 0, 1, parallel_min);
+	if (crowded == 0)
+		return 0;
+	crowded_error(err, crowded);
+	return -2;
+}
+
 int flock_init(struct flock *f, const struct scenario *sc, size_t parallel_min,
 	       struct util_err *err)
 {
@@ -240,7 +305,7 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 	f->cap = cap > all ? cap : all;
 	f->next_id = (uint32_t)all;
 	f->has_hue = sc->has_hue;
-	f->hue_fields = !sc->has_hue ? 0 : sc->hue_spin_on ? 3 : 2;
+	f->hue_fields = hue_fields(sc);
 	/* Every per-boid array is a slice of one block, so that the block's
 	 * whole huge pages (util_alloc_huge) cover all of them but the block's
 	 * two ends; separate arrays of a few MiB each would leave a partial
@@ -312,19 +377,14 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 			}
 		}
 	}
-	/* A part counts the others' boids that find no room too, drawn in
-	 * turn into the first free slot and dropped, so that every part fails
-	 * alike, with the whole flock's count, and without a collective call
-	 * (a part whose setup failed before this would never make it). */
+	/* A part counts the others' boids that find no room too, so that
+	 * every part fails alike, with the whole flock's count, and without a
+	 * collective call (a part whose setup failed before this would never
+	 * make it). */
 	if (parts > 1 && sc->n_obstacles > 0 && !sc->start_data)
-		for (i = 0; i < all; i++)
-			if (i % parts != part)
-				crowded += draw_boid(f, sc, &box, n, (uint32_t)i, sc->start_min,
-						     sc->start_max, 1) != 0;
+		crowded += count_crowded(sc, &box, part, parts, parallel_min);
 	if (crowded > 0) {
-		util_err_set(err, "no room to start: %llu boids fell inside obstacles in each of "
-			     "%d tries (the start region, start or the box, is covered)", (unsigned long long)crowded,
-			     FLOCK_PLACE_TRIES);
+		crowded_error(err, crowded);
 		flock_free(f);
 		return -2;
 	}

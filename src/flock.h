@@ -83,6 +83,12 @@ int flock_init_part(struct flock *f, const struct scenario *sc, size_t parallel_
 		    uint32_t part, uint32_t parts, struct util_err *err);
 void flock_free(struct flock *f);
 
+/* What flock_init's start would find, without the flock's memory: -2
+ * with its "no room to start" line in err when some boid falls inside
+ * the obstacles at every attempt, else 0 (a start from a file has its
+ * checks in start.h). Takes about the start's time: every boid is drawn. */
+int flock_check_room(const struct scenario *sc, size_t parallel_min, struct util_err *err);
+
 /* Attempts at a starting place outside every obstacle, before giving up. */
 #define FLOCK_PLACE_TRIES 1000
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "flock.h"
 #include "metrics.h"
 #include "outfile.h"
 #include "resume.h"
@@ -318,6 +319,17 @@ static int check_state(const struct ctx *ctx, struct sim *sim, struct run_result
 	return agree_step(ctx, rc, res, err);
 }
 
+/* The scenario leaves no room to start (flock.h's -2): its obstacles',
+ * named as a scenario error is. */
+static void no_room(const struct run_opts *o, struct util_err *err)
+{
+	char why[UTIL_ERR_MAX];
+
+	snprintf(why, sizeof why, "%s", err->msg);
+	util_err_set(err, "%s: obstacles: %s",
+		     strcmp(o->scenario, "-") == 0 ? "<stdin>" : o->scenario, why);
+}
+
 /* The checkpoint of this step, after the outputs of the step are on disk;
  * cf holds what the outputs held before them (the loop marks it). From
  * then on a failure leaves the outputs' temporary files as far as the
@@ -571,6 +583,17 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		goto out;
 	}
 	if (o->check) {
+		struct ctx def;
+
+		/* every boid drawn as the run would, so that --check finds what
+		 * the start would (flock.h) */
+		if (ctx == NULL)
+			ctx_init(&def);
+		if (flock_check_room(&sc, (ctx ? ctx : &def)->parallel_min, err) != 0) {
+			no_room(o, err);
+			status = RUN_BAD_INPUT;
+			goto out;
+		}
 		say_notes(ctx, &sc, NULL);
 		res->json = json;
 		json = NULL;
@@ -580,12 +603,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	rc = sim_init(&sim, &sc, o->search, ctx, err);
 	if (rc != 0) {
 		if (rc == -2) {
-			/* the scenario leaves no room to start: its obstacles' */
-			char why[UTIL_ERR_MAX];
-
-			snprintf(why, sizeof why, "%s", err->msg);
-			util_err_set(err, "%s: obstacles: %s",
-				     strcmp(o->scenario, "-") == 0 ? "<stdin>" : o->scenario, why);
+			no_room(o, err);
 			status = RUN_BAD_INPUT;
 		}
 		goto out;
