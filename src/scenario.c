@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- schema -------------------------------------------------------------
  * Every key a scenario may hold. Unknown keys are errors, so that a typo is
@@ -1204,6 +1205,14 @@ static int parse_start_file(const struct load_ctx *c, const cJSON *root, struct 
 	memcpy(joined, c->file, dl);
 	strcpy(joined + dl, f->valuestring);
 	sc->start_file = realpath(joined, NULL);
+	/* A name that opens but resolves to no path, as the shell's <(...)
+	 * gives (/dev/fd/N, a link to "pipe:[...]"), is kept as it is,
+	 * absolute: it names the stream for this process only. */
+	if (sc->start_file == NULL && errno == ENOENT && joined[0] == '/' &&
+	    access(joined, R_OK) == 0) {
+		sc->start_file = joined;
+		return 0;
+	}
 	if (sc->start_file == NULL) {
 		fail(c, "start.file", "%s: %s", joined, strerror(errno));
 		free(joined);

@@ -33,11 +33,22 @@ static int read_plain(FILE *fp, const struct scenario *sc, float *data, struct u
 	size_t row = 0;
 	long lno = 1;
 
+	long at = ftell(fp);
+
 	while (fgets(line, sizeof line, fp)) {
 		char *p = line, *end;
+		long next = ftell(fp);
 		int f;
 
 		lno++;
+		/* fgets copied more than strlen sees (the file is seekable: a
+		 * stream was copied into a temporary file, open_once) */
+		if (at >= 0 && next >= 0 && (size_t)(next - at) != strlen(line)) {
+			util_err_set(err, "%s:%ld:%zu: a NUL byte (the file is not text)",
+				     sc->start_file, lno, strlen(line) + 1);
+			return -1;
+		}
+		at = next;
 		if (strchr(line, '\n') == NULL && !feof(fp)) {
 			util_err_set(err, "%s:%ld: line too long", sc->start_file, lno);
 			return -1;
