@@ -1320,6 +1320,8 @@ static int parse_start(const struct load_ctx *c, const cJSON *root, struct scena
 
 /* predators: count, speed, chase, range, max_turn, region; and the boids'
  * radii.flee and weights.flee. Vicsek's particles know no predator. */
+static int model_uses(enum model_kind m, const char *path);
+
 static int parse_predators(const struct load_ctx *c, const cJSON *root, struct scenario *sc)
 {
 	const cJSON *chase = lookup(root, "predators.chase");
@@ -1330,7 +1332,8 @@ static int parse_predators(const struct load_ctx *c, const cJSON *root, struct s
 	if (read_real(c, root, "radii.flee", 0, 1, SCENARIO_VALUE_MAX, sc->r_ali, &sc->r_flee) ||
 	    read_real(c, root, "weights.flee", 0, 0, SCENARIO_VALUE_MAX, 2.0, &sc->w_flee))
 		return -1;
-	if (lookup(root, "predators") == NULL || sc->model == MODEL_VICSEK)
+	/* (the models that know no predator: the key is noted and ignored) */
+	if (lookup(root, "predators") == NULL || !model_uses(sc->model, "predators"))
 		return 0;
 	for (d = 0; d < sc->dims; d++)
 		diag += (sc->bmax[d] - sc->bmin[d]) * (sc->bmax[d] - sc->bmin[d]);
@@ -1920,7 +1923,9 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	if (lookup(root, "hue")) {
 		sc->has_hue = 1;
 		if (read_real(c, root, "hue.weight", 0, 0, VM, 0.1, &sc->hue_weight) ||
-		    read_real(c, root, "hue.radius", 0, 1, VM, sc->r_ali, &sc->r_hue))
+		    read_real(c, root, "hue.radius", 0, 1, VM,
+			      sc->r_ali < scenario_max_radius(sc) ? sc->r_ali : scenario_max_radius(sc),
+			      &sc->r_hue))
 			return -1;
 		if (sc->hue_weight * sc->dt > 1.0) {
 			fail(c, "hue.weight", "must be at most 1/dt (%s), got %s", NUM(1.0 / sc->dt),
