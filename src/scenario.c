@@ -1688,10 +1688,8 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 					goto fail;
 				}
 			if (*ok == NULL) {
-				fail(c, path, "\"%s\" cannot change during a run (only radii, "
-				     "weights, speeds, max_force, noise, view_angle, max_turn, "
-				     "turn_rate, target, return, bounds.margin, hue, attractors "
-				     "and obstacles can)", kv->string);
+				fail(c, path, "\"%s\" cannot change during a run (the keys that "
+				     "can are under schedule in boidsim-scenario(5))", kv->string);
 				goto fail;
 			}
 			val = print_exact(kv, 0);
