@@ -450,6 +450,9 @@ static int check_options(const struct run_opts *o, const struct scenario *sc,
 		return bad_option(err, "--format %s: expected " TRAJ_FORMAT_NAMES, o->format);
 	if ((o->resume || o->checkpoint_every) && !o->checkpoint)
 		return bad_option(err, "%s", "--resume and --checkpoint-every need --checkpoint FILE");
+	/* (an every with nothing to write is a forgotten --metrics) */
+	if (o->metrics_every && !o->metrics)
+		return bad_option(err, "%s", "--metrics-every needs --metrics FILE");
 	/* - and a descriptor's name (/dev/stdout) are written alike, as
 	 * streams (outfile.h) */
 	if (o->checkpoint && (stream_fd(o->output) >= 0 || stream_fd(o->metrics) >= 0))
