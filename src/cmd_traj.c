@@ -686,8 +686,8 @@ int cmd_convert(int argc, char **argv)
 			     "in 0,5,10-20, written as agents with their ids (from a file with\n"
 			     "agents, every predator is kept). A file cut short converts to its whole\n"
 			     "frames (exit 3); --salvage also skips damaged frames to the next whole\n"
-			     "key frame (exit 3 when it did). -q, --quiet: no note on stderr (warnings about\n"
-			     "lost frames are still given).");
+			     "key frame (exit 3 when it did). -o is also --output. -q, --quiet: no\n"
+			     "note on stderr (warnings about lost frames are still given).");
 			return 0;
 		default:
 			return usage_error("convert", "unknown option or missing value at %s",
