@@ -1751,11 +1751,13 @@ static int note_unused(const struct load_ctx *c, const cJSON *root, struct scena
 	const char *const *k;
 
 	for (k = UNUSED[sc->model]; *k; k++) {
-		char note[256];
+		char note[UTIL_ERR_MAX], buf[UTIL_ERR_MAX / 2];
 
 		if (lookup(root, *k) == NULL || sc->n_notes == SCENARIO_NOTES_MAX)
 			continue;
-		snprintf(note, sizeof note, "%s: %s: not used by model %s", c->file, *k,
+		/* named after what gave the key, as an error is */
+		snprintf(note, sizeof note, "%s: %s: not used by model %s",
+			 source_name(c, owner(c, *k, 1), buf, sizeof buf), *k,
 			 MODEL_NAMES[sc->model]);
 		if (!(sc->notes[sc->n_notes] = strdup(note))) {
 			util_err_set(c->err, "out of memory");
