@@ -688,6 +688,40 @@ static long env_threads(const char *s)
 	}
 }
 
+/* The OpenMP runtime reads OMP_NUM_THREADS in its library's constructor,
+ * before main, and prints a line of its own for a value it cannot parse,
+ * so that a bad value got two lines, the runtime's and boidsim's. A
+ * function in the program's .preinit_array runs before any shared
+ * library's constructor (ELF, glibc's loader): there a value env_threads
+ * cannot parse is set aside for boidsim's one line (env_threads_bad) and
+ * hidden from the runtime, which then reads no value (with -j the value
+ * does not matter, and without it boidsim exits with its line). */
+static const char *threads_set_aside;
+
+#if defined(__ELF__) && defined(__GLIBC__)
+/* (the C library is not set up yet: no getenv, no malloc; envp is the
+ * array the environment will be, and its strings stay where they are) */
+static void set_threads_aside(int argc, char **argv, char **envp)
+{
+	static const char NAME[] = "OMP_NUM_THREADS=";
+	size_t i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], NAME, sizeof NAME - 1) == 0)
+			break;
+	if (!envp || !envp[i] || env_threads(envp[i] + sizeof NAME - 1) >= 0)
+		return;
+	threads_set_aside = envp[i] + sizeof NAME - 1;
+	for (; envp[i]; i++)
+		envp[i] = envp[i + 1];
+}
+
+__attribute__((section(".preinit_array"), used))
+static void (*const main_preinit)(int, char **, char **) = set_threads_aside;
+#endif
+
 /* Whether the arguments of a subcommand (argv[0]) ask for its help. */
 static int asks_help(int argc, char **argv)
 {
@@ -706,7 +740,7 @@ static int asks_help(int argc, char **argv)
  * fix). */
 static int env_threads_bad(const char *fix)
 {
-	const char *v = getenv("OMP_NUM_THREADS");
+	const char *v = threads_set_aside ? threads_set_aside : getenv("OMP_NUM_THREADS");
 	long n = v ? env_threads(v) : 0;
 
 	/* no value: the runtime's default, all cores, which is capped */
