@@ -125,7 +125,7 @@ static void spread_heading(const struct scenario *sc, uint32_t id, double h[3])
 static int draw_boid(struct flock *f, const struct scenario *sc, const struct bounds *box,
 		     size_t k, uint32_t id, const double lo[3], const double hi[3], int start)
 {
-	uint32_t r[4], used = 0, attempt;
+	uint32_t r[4], used = 0, took, attempt;
 	double h[3], speed, p, x[3] = {0, 0, 0};
 	int d, dims = f->dims, placed = 0;
 
@@ -134,7 +134,9 @@ static int draw_boid(struct flock *f, const struct scenario *sc, const struct bo
 		if (start && sc->start_shape == START_BALL) {
 			double u[3];
 
-			rng_ball(sc->seed, RNG_INIT_POSITION, 8 + used, id, dims, u, &used);
+			/* each attempt from the indices after the last one's */
+			rng_ball(sc->seed, RNG_INIT_POSITION, 8 + used, id, dims, u, &took);
+			used += took;
 			for (d = 0; d < dims; d++)
 				x[d] = sc->start_center[d] + sc->start_radius * u[d];
 		} else if (start && sc->start_shape == START_POINT) {
