@@ -632,13 +632,13 @@ static int dist_init_be(struct sim *s, struct util_err *err)
 	}
 	if (s->search != SIM_GRID) {
 		util_err_set(err, "--neighbours brute: a run split over MPI processes uses the grid");
-		return -2;
+		return -3;
 	}
 	/* MPI counts words in an int: a gather of the whole flock must fit. */
 	if ((uint64_t)f->cap * dist_words(f) > (uint64_t)INT_MAX) {
 		util_err_set(err, "count: a run split over MPI processes holds at most %llu boids "
 			     "of this kind yet", (unsigned long long)(INT_MAX / dist_words(f)));
-		return -2;
+		return -3;
 	}
 	if (!(ds = calloc(1, sizeof *ds))) {
 		util_err_set(err, "out of memory");

@@ -513,6 +513,18 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		agree(ctx, RUN_BAD_INPUT, res);
 		return RUN_BAD_INPUT;
 	}
+	/* Nor standard output (- or a descriptor's name): under mpirun the
+	 * first process's goes through mpirun's forwarding, which drops a
+	 * write error (a full disk: status 0 and a file cut short) and dies
+	 * of a closed pipe. */
+	if (ctx && ctx->parts > 1 && (stream_fd(o->output) >= 0 || stream_fd(o->metrics) >= 0)) {
+		util_err_set(err, "%s %s: a run split over processes writes its outputs to files "
+			     "(mpirun's forwarding of standard output loses write errors); give a "
+			     "file", stream_fd(o->output) >= 0 ? "-o" : "--metrics",
+			     stream_fd(o->output) >= 0 ? o->output : o->metrics);
+		agree(ctx, RUN_BAD_INPUT, res);
+		return RUN_BAD_INPUT;
+	}
 	if (scenario_load_file(o->scenario, o->ov, o->n_ov, &sc, err) != 0) {
 		agree(ctx, RUN_BAD_INPUT, res);
 		return RUN_BAD_INPUT;
@@ -605,10 +617,10 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	}
 	rc = sim_init(&sim, &sc, o->search, ctx, err);
 	if (rc != 0) {
-		if (rc == -2) {
+		if (rc == -2)
 			no_room(o, err);
+		if (rc == -2 || rc == -3)
 			status = RUN_BAD_INPUT;
-		}
 		goto out;
 	}
 	sim_ok = 1;

@@ -79,8 +79,9 @@ struct sim {
 	struct sim_stats stats;
 };
 
-/* Returns 0, -1, or -2 when the scenario cannot start (flock_init, or a
- * backend that cannot run it). ctx
+/* Returns 0, -1, -2 when the scenario leaves no room to start
+ * (flock_init), or -3 when the backend cannot run it (a split run: the
+ * brute-force search, a flock too large to gather). ctx
  * may be NULL (ctx_init's defaults); it is copied. */
 int sim_init(struct sim *s, const struct scenario *sc, enum sim_search search,
 	     const struct ctx *ctx, struct util_err *err);
