@@ -8,6 +8,7 @@
 #define BOIDSIM_CTX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct reduce;
 struct dist;
@@ -53,9 +54,10 @@ struct ctx {
 	int part, parts;
 	/* Of a split run: every part's status at the end of its setup, in
 	 * one collective call (a part that fails its setup still makes it):
-	 * returns the worst (largest), and sets *uniform when all were the
-	 * same. NULL: one process. */
-	int (*agree)(void *user, int status, int *uniform);
+	 * returns the worst (largest), sets *uniform when all were the same,
+	 * and *same when every part passed the same digest (what it read;
+	 * 0 where there is none to compare). NULL: one process. */
+	int (*agree)(void *user, int status, uint64_t digest, int *uniform, int *same);
 	void *agree_user;
 	/* Of a split run: a part that cannot go on in the middle of a step
 	 * (out of memory in an exchange) while the others wait for it in a

@@ -473,13 +473,18 @@ static const char *setup_ctx(struct ctx *c)
 static struct dist *dist;
 static int mpi_started;
 
-static int agree_status(void *user, int status, int *uniform)
+static int agree_status(void *user, int status, uint64_t digest, int *uniform, int *same)
 {
 	int v[2] = {status, -status};
+	/* the largest digest and the largest complement: equal everywhere
+	 * when the largest is the complement of the complement's */
+	uint64_t d[2] = {digest, ~digest};
 
 	(void)user;
 	MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(MPI_IN_PLACE, d, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
 	*uniform = v[0] == -v[1];
+	*same = d[0] == ~d[1];
 	return v[0];
 }
 

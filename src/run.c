@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "checkpoint.h"
 #include "flock.h"
 #include "metrics.h"
@@ -275,15 +277,66 @@ static int target_taken(const char *path, int stopped, struct util_err *err)
 
 /* The status of the setup of every part of a split run (ctx.agree): the
  * worst; res->uniform says whether all had the same. */
+static int agree_digest(const struct ctx *ctx, int status, uint64_t digest, int *same,
+			struct run_result *res)
+{
+	int uniform = 1, all, alike = 1;
+
+	if (ctx == NULL || ctx->agree == NULL) {
+		if (same)
+			*same = 1;
+		return status;
+	}
+	all = ctx->agree(ctx->agree_user, status, digest, &uniform, &alike);
+	res->uniform = uniform;
+	if (same)
+		*same = alike;
+	return all;
+}
+
 static int agree(const struct ctx *ctx, int status, struct run_result *res)
 {
-	int uniform = 1, all;
+	return agree_digest(ctx, status, 0, NULL, res);
+}
 
-	if (ctx == NULL || ctx->agree == NULL)
-		return status;
-	all = ctx->agree(ctx->agree_user, status, &uniform);
-	res->uniform = uniform;
-	return all;
+static int digest_add(EVP_MD_CTX *md, const char *s)
+{
+	/* (with its NUL: "a" then "bc" is not "ab" then "c") */
+	return EVP_DigestUpdate(md, s ? s : "", (s ? strlen(s) : 0) + 1);
+}
+
+/* What every part of a split run must have read alike, so that parts given
+ * different scenario files, start files, options or programs (nodes whose
+ * copies differ) do not make one run of them: the effective scenario, the
+ * start that start.file gave, the options that shape the run and its
+ * outputs, and the generator (the program's version). The first 8 bytes
+ * of their SHA-256; 0 on failure (the parts then compare nothing). */
+static uint64_t run_digest(const struct run_opts *o, const struct scenario *sc,
+			   const char *json)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned char h[EVP_MAX_MD_SIZE];
+	unsigned int hl = 0;
+	char num[128];
+	uint64_t v = 0;
+	int i, ok;
+
+	if (md == NULL)
+		return 0;
+	snprintf(num, sizeof num, "%" PRIu64 " %" PRIu64 " %d %d %d", o->metrics_every,
+		 o->checkpoint_every, o->resume, o->check_invariants, (int)o->search);
+	ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL) && digest_add(md, json) &&
+	     digest_add(md, o->output) && digest_add(md, o->format) &&
+	     digest_add(md, o->metrics) && digest_add(md, o->checkpoint) &&
+	     digest_add(md, o->generator) && digest_add(md, num) &&
+	     (sc->start_data == NULL ||
+	      EVP_DigestUpdate(md, sc->start_data, (size_t)sc->count * (size_t)sc->start_fields *
+						       sizeof(float))) &&
+	     EVP_DigestFinal_ex(md, h, &hl) && hl >= 8;
+	EVP_MD_CTX_free(md);
+	for (i = 0; ok && i < 8; i++)
+		v = v << 8 | h[i];
+	return v;
 }
 
 /* What part 0 alone did in a step of a split run (a checkpoint, a check),
@@ -614,6 +667,30 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		json = NULL;
 		status = RUN_OK;
 		goto out;
+	}
+	/* Every part read the same (run_digest), or none goes on: before the
+	 * parts' first exchange, which different scenarios could leave
+	 * waiting for ever. A part that failed before this agrees at out. */
+	if (ctx && ctx->parts > 1) {
+		int same = 1;
+
+		agreed = 1;
+		status = agree_digest(ctx, RUN_OK, run_digest(o, &sc, json), &same, res);
+		if (status != RUN_OK) {
+			res->others = 1;
+			util_err_set(err, "another process of the run could not start it");
+			goto out;
+		}
+		if (!same) {
+			status = RUN_BAD_INPUT;
+			res->uniform = 1;
+			util_err_set(err, "the processes of this split run read different scenarios, "
+				     "start files, options or programs (every process must be given "
+				     "the same)");
+			goto out;
+		}
+		agreed = 0;
+		status = RUN_FAILED;
 	}
 	rc = sim_init(&sim, &sc, o->search, ctx, err);
 	if (rc != 0) {
