@@ -234,6 +234,7 @@ static uint64_t count_crowded(const struct scenario *sc, const struct bounds *bo
 	uint64_t crowded = 0;
 	size_t i;
 
+	(void)parallel_min; /* (read by the pragma alone: unused without OpenMP) */
 	#pragma omp parallel reduction(+:crowded) if (all >= parallel_min)
 	{
 		float pos[3], vel[3], hue[3];
