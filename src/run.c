@@ -309,20 +309,31 @@ static int digest_add(EVP_MD_CTX *md, const char *s)
  * different scenario files, start files, options or programs (nodes whose
  * copies differ) do not make one run of them: the effective scenario, the
  * start that start.file gave, the options that shape the run and its
- * outputs, and the generator (the program's version). The first 8 bytes
- * of their SHA-256; 0 on failure (the parts then compare nothing). */
-static uint64_t run_digest(const struct run_opts *o, const struct scenario *sc,
-			   const char *json)
+ * outputs, and the generator (the program's version). start.file counts
+ * by its contents, not its path: scenario_to_json writes the path as
+ * realpath gave it, which differs between nodes that mount one shared
+ * folder at different places. The first 8 bytes of their SHA-256; 0 on
+ * failure (the parts then compare nothing). */
+static uint64_t run_digest(const struct run_opts *o, const struct scenario *sc)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	unsigned char h[EVP_MAX_MD_SIZE];
 	unsigned int hl = 0;
 	char num[128];
+	struct scenario pathless = *sc;
+	char nopath[1] = "", *json;
 	uint64_t v = 0;
 	int i, ok;
 
-	if (md == NULL)
+	/* (start.step stays in, with the file's place left empty) */
+	if (pathless.start_file)
+		pathless.start_file = nopath;
+	json = scenario_to_json(&pathless);
+	if (md == NULL || json == NULL) {
+		EVP_MD_CTX_free(md);
+		free(json);
 		return 0;
+	}
 	snprintf(num, sizeof num, "%" PRIu64 " %" PRIu64 " %d %d %d", o->metrics_every,
 		 o->checkpoint_every, o->resume, o->check_invariants, (int)o->search);
 	ok = EVP_DigestInit_ex(md, EVP_sha256(), NULL) && digest_add(md, json) &&
@@ -334,6 +345,7 @@ static uint64_t run_digest(const struct run_opts *o, const struct scenario *sc,
 						       sizeof(float))) &&
 	     EVP_DigestFinal_ex(md, h, &hl) && hl >= 8;
 	EVP_MD_CTX_free(md);
+	free(json);
 	for (i = 0; ok && i < 8; i++)
 		v = v << 8 | h[i];
 	return v;
@@ -675,7 +687,7 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		int same = 1;
 
 		agreed = 1;
-		status = agree_digest(ctx, RUN_OK, run_digest(o, &sc, json), &same, res);
+		status = agree_digest(ctx, RUN_OK, run_digest(o, &sc), &same, res);
 		if (status != RUN_OK) {
 			res->others = 1;
 			util_err_set(err, "another process of the run could not start it");
