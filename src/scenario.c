@@ -718,6 +718,38 @@ fail:
 }
 
 /* ---- validation --------------------------------------------------------- */
+/* The table of a key's names: an array of names, or of structs whose first
+ * member is one (its entries stride bytes apart). */
+#define NAMES(t) (const void *)(t), sizeof(t)[0], sizeof(t) / sizeof(t)[0]
+
+/* The index of the string at n (path for messages) among the count names
+ * of a table (NAMES); else an error that lists them, from that table, so
+ * that the names a key takes are written once. */
+static int name_node(const struct load_ctx *c, const cJSON *n, const char *path,
+		     const void *table, size_t stride, size_t count, size_t *out)
+{
+	char list[256] = "";
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		const char *name = *(const char *const *)(const void *)((const char *)table +
+									 i * stride);
+
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+			*out = i;
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"",
+			 i == 0 ? "" : i + 1 == count ? " or " : ", ", name);
+	}
+	if (cJSON_IsString(n))
+		fail(c, path, "expected %s%s, got \"%s\"", count > 2 ? "one of " : "", list,
+		     n->valuestring);
+	else
+		fail(c, path, "expected %s%s", count > 2 ? "one of " : "", list);
+	return -1;
+}
+
 static int parse_mode(const struct load_ctx *c, const cJSON *root, enum bounds_mode *m)
 {
 	const cJSON *n = lookup(root, "bounds.mode");
@@ -726,14 +758,10 @@ static int parse_mode(const struct load_ctx *c, const cJSON *root, enum bounds_m
 	*m = BOUNDS_WRAP;
 	if (n == NULL)
 		return 0;
-	if (cJSON_IsString(n))
-		for (i = 0; i < sizeof MODE_NAMES / sizeof MODE_NAMES[0]; i++)
-			if (strcmp(n->valuestring, MODE_NAMES[i]) == 0) {
-				*m = (enum bounds_mode)i;
-				return 0;
-			}
-	fail(c, "bounds.mode", "expected one of \"wrap\", \"reflect\", \"steer\", \"none\"");
-	return -1;
+	if (name_node(c, n, "bounds.mode", NAMES(MODE_NAMES), &i) != 0)
+		return -1;
+	*m = (enum bounds_mode)i;
+	return 0;
 }
 
 static int parse_model(const struct load_ctx *c, const cJSON *root, enum model_kind *m)
@@ -744,22 +772,10 @@ static int parse_model(const struct load_ctx *c, const cJSON *root, enum model_k
 	*m = MODEL_REYNOLDS;
 	if (n == NULL)
 		return 0;
-	if (cJSON_IsString(n))
-		for (i = 0; i < SCENARIO_MODELS; i++)
-			if (strcmp(n->valuestring, MODEL_NAMES[i]) == 0) {
-				*m = (enum model_kind)i;
-				return 0;
-			}
-	{
-		char list[160] = "";
-
-		for (i = 0; i < SCENARIO_MODELS; i++)
-			snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"",
-				 i == 0 ? "" : i + 1 == SCENARIO_MODELS ? " or " : ", ",
-				 MODEL_NAMES[i]);
-		fail(c, "model", "expected one of %s", list);
-	}
-	return -1;
+	if (name_node(c, n, "model", NAMES(MODEL_NAMES), &i) != 0)
+		return -1;
+	*m = (enum model_kind)i;
+	return 0;
 }
 
 static int validate(const struct load_ctx *c, const cJSON *root, struct scenario *sc);
@@ -945,6 +961,7 @@ static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJS
 {
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type");
 	char sub[160];
+	size_t t;
 	int k;
 
 #define OB_FIELD(name, var)                                                        \
@@ -962,10 +979,8 @@ static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJS
 
 	memset(&ob, 0, sizeof ob);
 	snprintf(sub, sizeof sub, "%s.type", path);
-	if (!cJSON_IsString(type)) {
-		fail(c, sub, "expected \"sphere\", \"box\", \"segment\" or \"polyline\"");
+	if (name_node(c, type, sub, NAMES(OBSTACLE_TYPES), &t) != 0)
 		return -1;
-	}
 	if (obstacle_keys(c, o, type->valuestring, path) != 0)
 		return -1;
 	if (strcmp(type->valuestring, "polyline") == 0) {
@@ -1037,9 +1052,6 @@ static int add_obstacle(const struct load_ctx *c, struct scenario *sc, const cJS
 		ob.kind = OBSTACLE_SEGMENT;
 		OB_FIELD("from", ob.a);
 		OB_FIELD("to", ob.b);
-	} else {
-		fail(c, sub, "expected \"sphere\", \"box\", \"segment\" or \"polyline\"");
-		return -1;
 	}
 #undef OB_FIELD
 	if (sc->n_obstacles == SCENARIO_OBSTACLES_MAX) {
@@ -1245,13 +1257,8 @@ static int parse_start(const struct load_ctx *c, const cJSON *root, struct scena
 		return -1;
 	}
 	if (n) {
-		for (i = 0; i < sizeof START_SHAPES / sizeof START_SHAPES[0]; i++)
-			if (cJSON_IsString(n) && strcmp(n->valuestring, START_SHAPES[i]) == 0)
-				break;
-		if (i == sizeof START_SHAPES / sizeof START_SHAPES[0]) {
-			fail(c, "start.shape", "expected one of \"box\", \"ball\", \"point\"");
+		if (name_node(c, n, "start.shape", NAMES(START_SHAPES), &i) != 0)
 			return -1;
-		}
 		sc->start_shape = (enum start_shape)i;
 	}
 	if (sc->start_shape == START_BOX) {
@@ -1348,18 +1355,11 @@ static int parse_predators(const struct load_ctx *c, const cJSON *root, struct s
 	sc->n_predators = (int)n;
 	sc->pred_chase = PREDATOR_NEAREST;
 	if (chase) {
-		if (!cJSON_IsString(chase)) {
-			fail(c, "predators.chase", "expected \"nearest\" or \"centre\"");
+		size_t i;
+
+		if (name_node(c, chase, "predators.chase", NAMES(CHASE_NAMES), &i) != 0)
 			return -1;
-		}
-		for (d = 0; d < 2 && strcmp(chase->valuestring, CHASE_NAMES[d]) != 0; d++)
-			;
-		if (d == 2) {
-			fail(c, "predators.chase", "expected \"nearest\" or \"centre\", got \"%s\"",
-			     chase->valuestring);
-			return -1;
-		}
-		sc->pred_chase = (enum predator_chase)d;
+		sc->pred_chase = (enum predator_chase)i;
 	}
 	rc = read_region(c, lookup(root, "predators.region"), "predators.region", sc,
 			 sc->pred_min, sc->pred_max);

@@ -518,7 +518,7 @@ static const struct bad {
 	 " [{\"step\": 5, \"position\": [1, 1]}, {\"step\": 5, \"position\": [2, 2]}]}], " BOX "}",
 	 "t.json: attractors[0].waypoints[1].step: waypoint steps must increase"},
 	{"{\"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"cone\"}], " BOX "}",
-	 "t.json: obstacles[0].type: expected \"sphere\", \"box\", \"segment\" or \"polyline\""},
+	 "t.json: obstacles[0].type: expected one of \"sphere\", \"box\", \"segment\" or \"polyline\", got \"cone\""},
 	{"{\"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"sphere\", \"center\": [1, 1]}], "
 	 BOX "}", "t.json: obstacles[0].radius: required key is missing"},
 	{"{\"count\": 2, \"steps\": 9, \"obstacles\": [{\"type\": \"box\", \"min\": [1, 5],"
