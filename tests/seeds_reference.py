@@ -44,11 +44,14 @@ def run_csv(name, tag, overrides):
     effective scenario, the CSV header, and the rows by step."""
     path = os.path.join(SYS, name + ".json")
     out = os.path.join(WORK, name + tag + ".csv")
-    args = [BOIDSIM, "-q", path, "--steps", str(STEPS), "--every", "1", "-o", out]
+    sets = []
     for o in overrides:
-        args += ["--set", o]
+        sets += ["--set", o]
+    args = [BOIDSIM, "-q", path, "--steps", str(STEPS), "--every", "1", "-o", out] + sets
     subprocess.run(args, check=True)
-    sc = json.loads(subprocess.run(args[:-2] + ["--check"], check=True,
+    # the effective scenario of that run, every override included
+    sc = json.loads(subprocess.run([BOIDSIM, "-q", path, "--steps", str(STEPS)] + sets +
+                                   ["--check"], check=True,
                                    capture_output=True, text=True).stdout)
     frames = {}
     with open(out, newline="") as f:
@@ -554,6 +557,51 @@ def c004_draw():
     if after[1] == 0:
         return "no boid back where the erased box was"
     return None
+
+
+@case("seed 001 (slerp): the boids spawn uniform in the cube of +-spawnSizeArea (the bounds box)")
+def c001_spawn():
+    sc, fr = run("unity-3d-wandering-target", "count=3000")
+    P = fr[0][0]
+    lo, hi = np.array(sc["start"]["min"]), np.array(sc["start"]["max"])
+    if (P < lo).any() or (P > hi).any():
+        return "a boid starts outside the spawn cube"
+    # uniform: each axis's mean at the centre, its variance side^2/12
+    side = hi - lo
+    m = (P.mean(axis=0) - (lo + hi) / 2) / side
+    v = P.var(axis=0) / (side * side / 12)
+    if np.abs(m).max() > 0.02 or np.abs(v - 1).max() > 0.06:
+        return f"start positions not uniform in the cube (means {m}, variances {v} of uniform's)"
+    return None
+
+
+@case("seed 004 (accelerate): the avoid-mouse tool (a repeller in range), every step, against the reference")
+def c004_avoid_mouse():
+    rep = [{"strength": -0.15, "range": 25, "position": [80, 50]}]
+    sc, fr = run("javafx-2d-attractor-then-repeller", "count=1000", "obstacles=[]",
+                 "attractors=" + json.dumps(rep))
+    near = sum(int((np.linalg.norm(P - np.array([80, 50]), axis=1) <= 25).sum())
+               for P, _ in fr[:-1])
+    if near == 0:
+        return "no boid ever within the repeller's range: the test shows nothing"
+    return compare("004 avoid-mouse", sc, fr, accelerate)
+
+
+@case("seed 004: a tool's strength changed during the run (schedule) acts from its step, against the reference")
+def c004_tool_change():
+    sched = [{"step": 60, "set": {"attractors[0].strength": -0.3}}]
+    sc, fr = run("javafx-2d-attractor-then-repeller", "count=1000", "obstacles=[]",
+                 "schedule=" + json.dumps(sched))
+    after = json.loads(json.dumps(sc))
+    after["attractors"][0]["strength"] = -0.3
+
+    def rule(sc0, t, P, V):
+        return accelerate(after if t >= 60 else sc0, t, P, V)
+    # the old strength no longer gives step 61
+    p, v, _ = accelerate(sc, 60, *fr[60])
+    if np.abs(v - fr[61][1]).max() <= TOL * sc["speed"]["max"]:
+        return "step 61 is the same with and without the change: the test shows nothing"
+    return compare("004 tool change", sc, fr, rule)
 
 
 def main():
