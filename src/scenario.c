@@ -2545,10 +2545,13 @@ char *scenario_to_json(const struct scenario *sc)
 	add_used(sc, o, "speed.max", sc->speed_max);
 	if (sc->speed_variation > 0)
 		cJSON_AddNumberToObject(o, "variation", sc->speed_variation);
-	if (sc->speed_noise_amp > 0) {
+	/* the period with an amplitude, and for inertia, whose speed noise
+	 * (seed 002's) reads it without one */
+	if (sc->speed_noise_amp > 0 || sc->model == MODEL_INERTIA) {
 		cJSON *nz = cJSON_AddObjectToObject(o, "noise");
 
-		cJSON_AddNumberToObject(nz, "amplitude", sc->speed_noise_amp);
+		if (sc->speed_noise_amp > 0)
+			cJSON_AddNumberToObject(nz, "amplitude", sc->speed_noise_amp);
 		cJSON_AddNumberToObject(nz, "period", sc->speed_noise_period);
 	}
 	add_used(sc, root, "max_force", sc->max_force);

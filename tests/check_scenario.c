@@ -275,6 +275,30 @@ START_TEST(test_json_round_trip)
 }
 END_TEST
 
+/* Model inertia's speed noise reads speed.noise.period without an
+ * amplitude: the effective scenario keeps it, so that it loads back the
+ * same (seed 002's period 100, not the default 10). */
+START_TEST(test_json_round_trip_inertia_period)
+{
+	struct scenario a, b;
+	char *json;
+
+	load_ok("{\"model\": \"inertia\", \"dimensions\": 3, \"count\": 4, \"steps\": 9,"
+		"\"speed\": {\"max\": 1, \"variation\": 1, \"noise\": {\"period\": 100}},"
+		"\"bounds\": {\"min\": [0, 0, 0], \"max\": [5, 5, 5], \"mode\": \"none\"}}", &a);
+	json = scenario_to_json(&a);
+	ck_assert_ptr_nonnull(json);
+	load_ok(json, &b);
+	ck_assert_double_eq(a.speed_noise_period, 100.0);
+	ck_assert_msg(b.speed_noise_period == a.speed_noise_period,
+		      "period %g loads back as %g: %s", a.speed_noise_period,
+		      b.speed_noise_period, json);
+	free(json);
+	scenario_free(&a);
+	scenario_free(&b);
+}
+END_TEST
+
 /* Numbers that cJSON's own printing rounds (15 digits when those read back
  * within a relative DBL_EPSILON): the effective scenario gives each one's
  * exact double, so that it loads back bit for bit and prints the same. */
@@ -355,6 +379,7 @@ Suite *scenario_suite(void)
 	tcase_add_test(tc, test_overrides);
 	tcase_add_loop_test(tc, test_override_errors, 0, (int)(sizeof OV_BAD / sizeof OV_BAD[0]));
 	tcase_add_test(tc, test_json_round_trip);
+	tcase_add_test(tc, test_json_round_trip_inertia_period);
 	tcase_add_test(tc, test_json_exact_numbers);
 	tcase_add_test(tc, test_nul_escape);
 	tcase_add_test(tc, test_load_file_errors);

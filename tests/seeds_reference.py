@@ -604,6 +604,59 @@ def c004_tool_change():
     return compare("004 tool change", sc, fr, rule)
 
 
+# Philox4x32-10 (Salmon et al. 2011) as boidsim-scenario(5) draws with it:
+# key the seed (low word first), counter (purpose 2^24 + index, id, step
+# mod 2^32, step div 2^32); U = (r0 2^21 + (r1 div 2^11)) / 2^53.
+def philox_unit(seed, purpose, index, ident, step):
+    m32 = 0xFFFFFFFF
+    c = [(purpose << 24) | index, ident, step & m32, step >> 32]
+    k = [seed & m32, seed >> 32]
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & m32, (p0 >> 32) ^ c[3] ^ k[1], p0 & m32]
+        k = [(k[0] + 0x9E3779B9) & m32, (k[1] + 0xBB67AE85) & m32]
+    return ((c[0] << 21) + (c[1] >> 11)) / 2.0 ** 53
+
+
+def noise1(x):
+    """Seed 002's noise1 of the float3 (x, x, x): hash(n) = frac(sin(n)
+    43758.5453) at the corners n = p.x + 57 p.y + 113 p.z + {0, 1, 57, 58,
+    113, 114, 170, 171}, lerped in x, y, z by f = g^2 (3 - 2 g)."""
+    def hsh(n):
+        v = math.sin(n) * 43758.5453
+        return v - math.floor(v)
+
+    def lerp(a, b, t):
+        return a + (b - a) * t
+    p = math.floor(x)
+    g = x - p
+    f = g * g * (3.0 - 2.0 * g)
+    n = p + p * 57.0 + 113.0 * p
+    return lerp(lerp(lerp(hsh(n), hsh(n + 1), f), lerp(hsh(n + 57), hsh(n + 58), f), f),
+                lerp(lerp(hsh(n + 113), hsh(n + 114), f), lerp(hsh(n + 170), hsh(n + 171), f), f), f)
+
+
+@case("seed 002 (inertia): the speed factor is its noise, 1 + variation (2 clamp(noise1(time/100 + offset)) - 1), offset Random.value x 1000")
+def c002_noise_exact():
+    sc, fr = run("compute-shader-3d-large", "count=400")
+    dt, var, period = sc["dt"], sc["speed"]["variation"], sc["speed"]["noise"]["period"]
+    off = [1000.0 * philox_unit(sc["seed"], 11, 0, i, 0) for i in range(len(fr[0][0]))]
+    worst = 0.0
+    for t in range(0, len(fr) - 1, 7):
+        (P, _), (P1, V1) = fr[t], fr[t + 1]
+        move = P1 - P
+        f = (move * V1).sum(axis=1) / ((V1 * V1).sum(axis=1) * dt)
+        want = np.array([1.0 + var * (2.0 * min(1.0, max(-1.0, noise1(t * dt / period + o))) - 1.0)
+                         for o in off])
+        err = np.abs(f - want).max()
+        worst = max(worst, err)
+        if err > 1e-4:
+            i = int(np.argmax(np.abs(f - want)))
+            return f"step {t + 1}: boid {i}: speed factor {f[i]}, the document's noise gives {want[i]}"
+    print(f"# 002 noise: worst speed factor error {worst:.2g}")
+    return None
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     print(f"1..{len(CASES)}")
