@@ -880,9 +880,12 @@ static void blend_update(const struct rules_params *p, const struct rules_acc *a
 
 /* ---- slerp ---- */
 /* Turns unit u toward unit w by the fraction t of the angle between them,
- * along the great circle (the heading of Quaternion.Slerp between two
- * LookRotations, without the roll a quaternion carries). Opposite
- * directions turn either way round (perpendicular). */
+ * along the great circle. Seed 001's Quaternion.Slerp between whole
+ * orientations moves the forward axis along the great circle only for a
+ * turn in pitch alone or in yaw alone at level flight (boidsim-scenario(5),
+ * slerp); with no
+ * orientation kept beyond the heading, this is the reading taken.
+ * Opposite directions turn either way round (perpendicular). */
 static void slerp_unit(const double u[3], const double w[3], double t, int dims,
 		       double out[3])
 {
