@@ -60,6 +60,7 @@ void rules_params_init(struct rules_params *p, const struct scenario *sc)
 			sc->model != MODEL_ACCELERATE;
 	memcpy(p->target, sc->target, sizeof p->target);
 	p->noise = sc->noise;
+	p->move_new = sc->move_new;
 	p->seed = sc->seed;
 	/* A turn of half a circle or more per step is no limit at all. */
 	p->has_turn = sc->max_turn > 0 && sc->max_turn * sc->dt < 180.0 &&
@@ -634,7 +635,9 @@ static void finish_heading(const struct rules_params *p, const double h[3], doub
  * of the unit headings within r, the boid itself included, turned by xi
  * (in 3D: a direction uniform in the cone of half-angle eta/2 around it).
  * Eq. (1) of the paper moves the particle with v_i(t), the heading it had
- * before this update: x_i(t+1) = x_i(t) + v_i(t) dt. */
+ * before this update: x_i(t+1) = x_i(t) + v_i(t) dt; with move_with
+ * "new_velocity" it moves with v_i(t+1), the heading just found (the
+ * "forward" update of Gregoire and Chate, PRL 92, 025702 (2004)). */
 static void vicsek_update(const struct rules_params *p, const struct rules_acc *a,
 			  uint32_t id, uint64_t step, const float pos[3], const float vel[3],
 			  double speed, float pos_out[3], float vel_out[3])
@@ -667,6 +670,9 @@ static void vicsek_update(const struct rules_params *p, const struct rules_acc *
 		}
 		normalize(h, dims);
 	}
+	if (p->move_new)
+		for (k = 0; k < dims; k++)
+			move[k] = h[k] * speed;
 	finish_heading(p, h, speed, move, pos, pos_out, vel_out);
 }
 

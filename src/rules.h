@@ -27,6 +27,8 @@ struct rules_params {
 	int has_target;
 	double target[3];
 	double noise;
+	/* Vicsek: move with the new velocity (move_with), else the old one */
+	int move_new;
 	uint64_t seed;
 	/* Per-boid speeds (speed.variation, speed.noise); when all boids share
 	 * speed.max, inv_speed turns velocities into unit headings. */

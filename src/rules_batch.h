@@ -1069,10 +1069,10 @@ RB_(vicsek_batch)(const struct rules_params *p, const struct rules_acc acc[RB_W]
 		RB_(normalize_batch)(h, dims);
 	}
 	/* finish_heading: the new heading at speed, the move with the old
-	 * velocity (Vicsek's eq. 1) */
+	 * velocity (Vicsek's eq. 1) or with move_with the new one */
 	for (d = 0; d < dims; d++) {
 		vf[d] = __builtin_convertvector(h[d] * speed, RB_(vfb));
-		v[d] = RB_(slots)(pos[d], nb, k) + v[d] * dt;
+		v[d] = RB_(slots)(pos[d], nb, k) + (p->move_new ? h[d] * speed : v[d]) * dt;
 	}
 	RB_(store_all)(p, v, vf, nb, k, pos, pos_out, vel_out, dims);
 	return 1;

@@ -92,39 +92,45 @@ static const struct skey ROOT_KEYS[] = {
 	{"schedule", SCHEDULE_KEYS, SKEY_ARRAY}, {"obstacles", OBSTACLE_KEYS, SKEY_ARRAY},
 	{"hue", HUE_KEYS, 0}, {"predators", PREDATOR_KEYS, 0},
 	{"population", EVENT_KEYS, SKEY_ARRAY}, {"return", RETURN_KEYS, 0},
-	{"turn_rate", NULL, 0}, {"start", START_KEYS, 0}, {NULL, NULL, 0}};
+	{"turn_rate", NULL, 0}, {"start", START_KEYS, 0}, {"move_with", NULL, 0},
+	{NULL, NULL, 0}};
 
 static const char *const MODEL_NAMES[SCENARIO_MODELS] = {
 	"reynolds", "simple", "vicsek", "couzin", "blend", "slerp", "inertia", "accelerate"};
+/* move_with: the velocity a Vicsek particle moves with (scenario.move_new) */
+static const char *const MOVE_NAMES[] = {"old_velocity", "new_velocity"};
 
 /* The keys each model ignores, so that giving one is reported. */
-static const char *const UNUSED_REYNOLDS[] = {"noise", "return", "turn_rate", NULL};
-static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", "return", "turn_rate", NULL};
+static const char *const UNUSED_REYNOLDS[] = {"noise", "return", "turn_rate", "move_with",
+					     NULL};
+static const char *const UNUSED_SIMPLE[] = {"noise", "max_force", "return", "turn_rate",
+					   "move_with", NULL};
 static const char *const UNUSED_VICSEK[] = {
 	"radii.separation", "radii.cohesion", "weights", "max_force", "speed.min",
 	"view_angle", "max_turn", "target", "attractors", "radii.avoid", "radii.flee",
 	"predators", "return", "turn_rate", NULL};
 static const char *const UNUSED_COUZIN[] = {
 	"weights", "max_force", "speed.min", "target", "attractors", "radii.avoid", "return",
-	"turn_rate", NULL};
+	"turn_rate", "move_with", NULL};
 /* blend flies at speed.max; its return rule is the return key. */
 static const char *const UNUSED_BLEND[] = {
 	"noise", "max_force", "max_turn", "turn_rate", "speed.min", "speed.variation",
-	"speed.noise", "weights.target", "target", NULL};
+	"speed.noise", "weights.target", "target", "move_with", NULL};
 /* slerp's rule has no weights: it sums positions, the target and the
  * separation as they are; radii.cohesion is its one neighbour range. */
 static const char *const UNUSED_SLERP[] = {
 	"noise", "max_force", "max_turn", "weights", "radii.alignment", "speed.variation",
 	"return.weight",
-	"speed.noise.amplitude", "attractors", "radii.avoid", "radii.flee", "predators", NULL};
+	"speed.noise.amplitude", "attractors", "radii.avoid", "radii.flee", "predators",
+	"move_with", NULL};
 /* inertia has one neighbour range, radii.alignment, and no weights. */
 static const char *const UNUSED_INERTIA[] = {
 	"noise", "max_force", "max_turn", "weights", "radii.separation", "radii.cohesion",
 	"speed.min", "speed.noise.amplitude", "target.radius", "return", "attractors",
-	"radii.avoid", "radii.flee", "predators", NULL};
+	"radii.avoid", "radii.flee", "predators", "move_with", NULL};
 static const char *const UNUSED_ACCELERATE[] = {
 	"noise", "max_force", "max_turn", "turn_rate", "return", "weights.target",
-	"target", NULL};
+	"target", "move_with", NULL};
 static const char *const *const UNUSED[SCENARIO_MODELS] = {
 	UNUSED_REYNOLDS, UNUSED_SIMPLE, UNUSED_VICSEK, UNUSED_COUZIN,
 	UNUSED_BLEND, UNUSED_SLERP, UNUSED_INERTIA, UNUSED_ACCELERATE};
@@ -750,32 +756,15 @@ static int name_node(const struct load_ctx *c, const cJSON *n, const char *path,
 	return -1;
 }
 
-static int parse_mode(const struct load_ctx *c, const cJSON *root, enum bounds_mode *m)
+/* The index among a table's names (NAMES) of the string at path, or dflt
+ * when the key is absent. */
+static int read_name(const struct load_ctx *c, const cJSON *root, const char *path,
+		     const void *table, size_t stride, size_t count, size_t dflt, size_t *out)
 {
-	const cJSON *n = lookup(root, "bounds.mode");
-	size_t i;
+	const cJSON *n = lookup(root, path);
 
-	*m = BOUNDS_WRAP;
-	if (n == NULL)
-		return 0;
-	if (name_node(c, n, "bounds.mode", NAMES(MODE_NAMES), &i) != 0)
-		return -1;
-	*m = (enum bounds_mode)i;
-	return 0;
-}
-
-static int parse_model(const struct load_ctx *c, const cJSON *root, enum model_kind *m)
-{
-	const cJSON *n = lookup(root, "model");
-	size_t i;
-
-	*m = MODEL_REYNOLDS;
-	if (n == NULL)
-		return 0;
-	if (name_node(c, n, "model", NAMES(MODEL_NAMES), &i) != 0)
-		return -1;
-	*m = (enum model_kind)i;
-	return 0;
+	*out = dflt;
+	return n ? name_node(c, n, path, table, stride, count, out) : 0;
 }
 
 static int validate(const struct load_ctx *c, const cJSON *root, struct scenario *sc);
@@ -1774,6 +1763,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	const cJSON *n;
 	uint64_t dims, need, level, per;
 	uint64_t phys;
+	size_t mode, model, move;
 	double side_min;
 	int d, rc;
 
@@ -1806,14 +1796,18 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	    read_uint(c, root, "output.every", 1, SCENARIO_INT_MAX, 0, 1, &sc->every) ||
 	    read_uint(c, root, "output.compression", 0, 9, 0, 1, &level) ||
 	    read_real(c, root, "output.precision", 0, 1, VM, 0.0, &sc->precision) ||
-	    parse_mode(c, root, &sc->mode))
+	    read_name(c, root, "bounds.mode", NAMES(MODE_NAMES), BOUNDS_WRAP, &mode))
 		return -1;
 	sc->compression = (int)level;
-	if (parse_model(c, root, &sc->model) ||
+	sc->mode = (enum bounds_mode)mode;
+	if (read_name(c, root, "model", NAMES(MODEL_NAMES), MODEL_REYNOLDS, &model) ||
+	    read_name(c, root, "move_with", NAMES(MOVE_NAMES), 0, &move) ||
 	    read_real(c, root, "noise", 0, 0, 2 * 3.14159265358979323846, 0.0, &sc->noise) ||
 	    read_real(c, root, "view_angle", 0, 1, 360, 360, &sc->view_angle) ||
 	    read_real(c, root, "max_turn", 0, 1, VM, 0.0, &sc->max_turn))
 		return -1;
+	sc->model = (enum model_kind)model;
+	sc->move_new = move == 1;
 	if (sc->mode == BOUNDS_STEER && sc->model != MODEL_REYNOLDS &&
 	    sc->model != MODEL_SIMPLE && sc->model != MODEL_ACCELERATE) {
 		fail(c, "bounds.mode", "steer needs a model with forces (reynolds, simple or "
@@ -2655,6 +2649,8 @@ char *scenario_to_json(const struct scenario *sc)
 	if (sc->schedule_json)
 		cJSON_AddItemToObject(root, "schedule", cJSON_Parse(sc->schedule_json));
 	add_used(sc, root, "noise", sc->noise);
+	if (model_uses(sc->model, "move_with"))
+		cJSON_AddStringToObject(root, "move_with", MOVE_NAMES[sc->move_new]);
 	add_used(sc, root, "view_angle", sc->view_angle);
 	if (sc->max_turn > 0)
 		add_used(sc, root, "max_turn", sc->max_turn);

@@ -104,6 +104,7 @@ struct scenario {
 	char *description;        /* free text, may be NULL */
 	enum model_kind model;
 	double noise;             /* radians: Vicsek's eta (full width), Couzin's sigma */
+	int move_new;             /* move_with "new_velocity": Vicsek's particles move with v(t+1) */
 	double view_angle;        /* degrees, (0, 360]; 360 sees all round */
 	double max_turn;          /* degrees per unit time; 0 = unlimited */
 	double speed_variation;   /* per-boid cruise speed spread, [0, 1) */

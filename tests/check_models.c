@@ -602,19 +602,25 @@ static double angle2(const float a[3], const float b[3])
 
 /* Vicsek: the new heading is the mean of the unit headings within r, the
  * boid itself included; the particle moves with its old velocity,
- * x(t+1) = x(t) + v(t) dt (eq. 1 as boidsim reads it); the speed is v. */
+ * x(t+1) = x(t) + v(t) dt (eq. 1 as boidsim reads it), or with move_with
+ * "new_velocity" (_i 1) with the new one, x(t+1) = x(t) + v(t+1) dt
+ * (Gregoire and Chate's order); the speed is v. */
 START_TEST(test_vicsek_rule)
 {
+	static const char *const MOVE[2] = {"old_velocity", "new_velocity"};
 	struct scenario sc;
 	struct rules_params rp;
 	struct rules_acc a;
 	float pos[3] = {5, 5, 0}, vel[3] = {0.5f, 0, 0}, po[3], vo[3];
 	float d[3] = {0.3f, 0.4f, 0}, vj[3] = {0, 0.5f, 0};
 	const double h = sqrt(0.5);
+	char json[400];
 
-	load_ok("{\"model\": \"vicsek\", \"count\": 2, \"steps\": 1, \"dt\": 1, \"noise\": 0,"
-		"\"radii\": {\"alignment\": 1}, \"speed\": {\"max\": 0.5},"
-		"\"bounds\": {\"min\": [0, 0], \"max\": [10, 10], \"mode\": \"wrap\"}}", &sc);
+	snprintf(json, sizeof json,
+		 "{\"model\": \"vicsek\", \"count\": 2, \"steps\": 1, \"dt\": 2, \"noise\": 0,"
+		 "\"move_with\": \"%s\", \"radii\": {\"alignment\": 1}, \"speed\": {\"max\": 0.5},"
+		 "\"bounds\": {\"min\": [0, 0], \"max\": [10, 10], \"mode\": \"wrap\"}}", MOVE[_i]);
+	load_ok(json, &sc);
 	rules_params_init(&rp, &sc);
 	rules_acc_init(&a);
 	rules_acc_add(&a, &rp, d, 0.25f, vj, vel, 0.25f);
@@ -623,9 +629,14 @@ START_TEST(test_vicsek_rule)
 	/* (1, 0) and (0, 1): the mean heading is the bisector, not (0, 1) */
 	ck_assert_float_eq_tol(vo[0], 0.5 * h, 1e-6);
 	ck_assert_float_eq_tol(vo[1], 0.5 * h, 1e-6);
-	/* moved with the old velocity (0.5, 0), not the new one */
-	ck_assert_float_eq_tol(po[0], 5.5f, 1e-6f);
-	ck_assert_float_eq_tol(po[1], 5.0f, 1e-6f);
+	if (_i == 0) {
+		/* moved with the old velocity (0.5, 0) for dt 2, not the new one */
+		ck_assert_float_eq_tol(po[0], 6.0f, 1e-6f);
+		ck_assert_float_eq_tol(po[1], 5.0f, 1e-6f);
+	} else {
+		ck_assert_float_eq_tol(po[0], 5.0 + 2 * 0.5 * h, 1e-6);
+		ck_assert_float_eq_tol(po[1], 5.0 + 2 * 0.5 * h, 1e-6);
+	}
 	/* a neighbour just beyond r is not counted */
 	rules_acc_init(&a);
 	d[0] = 0.6f;
@@ -749,7 +760,7 @@ Suite *models_suite(void)
 	tcase_add_test(tc, test_vicsek_order_disorder);
 	tcase_add_test(tc, test_vicsek_3d);
 	tcase_add_test(tc, test_couzin_phases);
-	tcase_add_test(tc, test_vicsek_rule);
+	tcase_add_loop_test(tc, test_vicsek_rule, 0, 2);
 	tcase_add_test(tc, test_vicsek_noise_uniform);
 	tcase_add_test(tc, test_couzin_rule);
 	tcase_add_test(tc, test_simple_model_terms);
