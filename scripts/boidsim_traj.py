@@ -1092,9 +1092,11 @@ def _csv_row_ok(line, nint, nf):
     most 2^32-1, as boidsim's reader checks each row it reads."""
     if not _csv_line_re(nint, nf).fullmatch(line):
         return False
-    f = line.split(",", nint)
-    return int(f[0]) < 2**64 and all(int(x) < (2**32 if nint == 3 else 2**64)
-                                     for x in f[1:nint])
+    f = line.split(",")
+    # (binary32's largest value and half an ulp above round to it)
+    return (int(f[0]) < 2**64 and all(int(x) < (2**32 if nint == 3 else 2**64)
+                                      for x in f[1:nint])
+            and all(abs(float(x)) < _F32_OVERFLOW for x in f[nint:]))
 
 
 def _step_key(line):
@@ -1299,6 +1301,22 @@ class CsvTrajectory(_Trajectory):
         return (step, vals[:, :d].copy(), vals[:, d:2 * d].copy(),
                 vals[:, 2 * d].copy() if self.has_hue else None, None, None)
 
+    def _check_cut_frame(self, lines, index):
+        """The whole rows of a frame that the file's end cuts short, each
+        checked as boidsim's reader checks a row as it reads it: in the
+        grammar, and without agents of the frame's step and the next id."""
+        if not lines:
+            return
+        nint = 3 if self.has_agents else 2
+        ints, _ = self._load_rows(lines, index, nint)
+        if self.has_agents:
+            bad = _check_agents(np.array(ints[2], np.uint32), np.array(ints[1], np.uint32))
+            if bad:
+                raise TrajectoryError("%s: frame %d: %s" % (self.path, index, bad))
+        elif any(s != ints[0][0] for s in ints[0]) or ints[1] != list(range(len(lines))):
+            raise TrajectoryError("%s: frame %d: rows are not one step's boids in id order"
+                                  % (self.path, index))
+
     def _parse_agents(self, lines, index):
         ints, vals = self._load_rows(lines, index, 3)
         if len(vals) > self.count:
@@ -1327,6 +1345,10 @@ class CsvTrajectory(_Trajectory):
                 for lines, whole in split(f):
                     # A missing final newline means the last number may be cut.
                     if not whole or not lines[-1].endswith("\n"):
+                        # the rows before the cut are read and checked
+                        # first, as boidsim reads them: a bad one there is
+                        # damage, not a cut
+                        self._check_cut_frame([x for x in lines if x.endswith("\n")], index)
                         self._cut("%s: file cut short in frame %d"
                                   % (self.path, index))
                         break

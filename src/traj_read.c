@@ -67,6 +67,10 @@ struct traj_reader {
 	/* The last failure was the input ending inside a record (a killed
 	 * run, a full disk, a copy cut short), not damage. */
 	int cut;
+	/* ... and it ended inside a line (not after a whole one, as a gzip
+	 * stream cut at a line's end does): the rows read before it in that
+	 * frame do not make a whole frame. */
+	int cut_in_line;
 	/* Frames were skipped after damage (traj_reader_resync): the index and
 	 * end record no longer describe what was read. */
 	int salvaged, exhausted;
@@ -103,7 +107,7 @@ struct traj_reader {
 	uint32_t *csv_id, *csv_group;
 	float *csvf[TRAJ_FIELDS_MAX]; /* the frame read last, as parsed */
 	char scan_err[UTIL_ERR_MAX];
-	int scan_cut;
+	int scan_cut, scan_cut_in_line;
 };
 
 /* zlib's message for the last error, without the file name it starts
@@ -438,6 +442,7 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 			 * without its end, so the last line read may be whole and
 			 * yet the file is not. */
 			r->cut = 1;
+			r->cut_in_line = 0;
 			util_err_set(err, "%s: gzip stream cut short after line %llu", r->name,
 				     (unsigned long long)r->line_no);
 			return -1;
@@ -449,6 +454,7 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 		}
 		if (r->scan_err[0]) {
 			r->cut = r->scan_cut;
+			r->cut_in_line = r->scan_cut_in_line;
 			util_err_set(err, "%s", r->scan_err);
 			return -1;
 		}
@@ -469,6 +475,7 @@ static int csv_next_line(struct traj_reader *r, struct util_err *err)
 			return -1;
 		}
 		r->cut = 1;
+		r->cut_in_line = 1;
 		util_err_set(err, "%s:%llu: file cut short in a line", r->name,
 			     (unsigned long long)r->line_no);
 		return -1;
@@ -606,6 +613,7 @@ static int csv_scan_agents(struct traj_reader *r, struct util_err *err)
 		if (rc < 0 && spool) {
 			snprintf(r->scan_err, sizeof r->scan_err, "%s", scan.msg);
 			r->scan_cut = r->cut;
+			r->scan_cut_in_line = r->cut_in_line;
 		}
 		r->cut = 0;
 		if (rc != 1)
@@ -761,6 +769,7 @@ static int open_csv(struct traj_reader *r, const unsigned char *magic, size_t go
 
 		snprintf(r->scan_err, sizeof r->scan_err, "%s", err->msg);
 		r->scan_cut = 1;
+		r->scan_cut_in_line = 1;
 		r->cut = 0;
 		r->h.count = n ? n : 1;
 		r->first_pending = n > 0 && !same;
@@ -840,8 +849,9 @@ static int read_csv_agents_frame(struct traj_reader *r, uint64_t *step,
 			/* A gzip stream cut after a whole line ends the frame
 			 * there, as the end of a plain file does (a frame's
 			 * count is not known); the next read says where the
-			 * file was cut. */
-			if (rc < 0 && !(r->cut && k > 0))
+			 * file was cut. A cut inside a line takes its frame
+			 * with it: that frame is not whole. */
+			if (rc < 0 && !(r->cut && !r->cut_in_line && k > 0))
 				return -1;
 			if (k == 0)
 				return 0;

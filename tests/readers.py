@@ -212,6 +212,22 @@ def csv_variants(text, agents):
     body = lines[1:-1]
     out.append(("steps back", [lines[0]] + body[len(body) // 2:] + body[:len(body) // 2] + [""]))
     out.append(("frame twice", lines[:-1] + body[-len(body) // 3:] + [""]))
+    # the file's end: a blank line after the last row; a cut inside the
+    # last line (with agents boidsim took the rows before it for a whole
+    # frame, and said ok); rows of a next frame, then a cut, the rows
+    # before the cut sound or not (a bad one is damage, not a cut)
+    nf = len(lines[0].split(",")) - nint
+    step = str(int(lines[-2].split(",")[0]) + 1)
+
+    def row(ident, value="1"):
+        return ",".join([step] + ["0"] * (nint - 2) + [str(ident), value] + ["1"] * (nf - 1))
+    out.append(("blank line at the end", lines + [""]))
+    out.append(("cut in the last line", ["\n".join(lines)[:-5]]))
+    out.append(("next frame, cut", lines[:-1] + [row(0), row(1)[:5]]))
+    out.append(("next frame's first value too large", lines[:-1] + [row(0, "1e39"), ""]))
+    out.append(("next frame, too large, cut", lines[:-1] + [row(0), row(1, "1e39"), row(2)[:5]]))
+    out.append(("next frame, ids out of order, cut",
+                lines[:-1] + [row(5), row(3), row(4)[:5]]))
     return [(name, "\n".join(ls)) for name, ls in out]
 
 
