@@ -1115,6 +1115,7 @@ class _GzipTail(io.RawIOBase):
         super().__init__()
         self._g = gzip.open(path, "rb")
         self.cut = False
+        self._done = False
 
     def readable(self):
         return True
@@ -1122,10 +1123,21 @@ class _GzipTail(io.RawIOBase):
     def readinto(self, b):
         if self.cut:
             return 0
+        if self._done:
+            return 0
         try:
             data = self._g.read1(len(b))
         except EOFError:
             self.cut = True
+            return 0
+        except gzip.BadGzipFile as e:
+            # Bytes after a whole gzip member that do not start another
+            # member: zlib's gzread (boidsim's reader) ignores them as
+            # trailing garbage, and so does this. (The first member's
+            # magic was checked when the file was opened.)
+            if not str(e).startswith("Not a gzipped file"):
+                raise
+            self._done = True
             return 0
         b[:len(data)] = data
         return len(data)
