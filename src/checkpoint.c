@@ -413,7 +413,8 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		util_err_set(err, "%s: checkpoint damaged (its names and scenario)", path);
 		goto out;
 	}
-	if (h.json == NULL || h.gen == NULL || strcmp(h.json, scenario_json) != 0) {
+	if (h.json == NULL || h.gen == NULL ||
+	    (scenario_json && strcmp(h.json, scenario_json) != 0)) {
 		util_err_set(err, "%s: checkpoint of another scenario (the effective scenario, "
 			     "after overrides, must be the same)", path);
 		goto out;

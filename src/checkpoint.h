@@ -30,8 +30,9 @@ int checkpoint_write(const char *path, const struct sim *s, const struct flock *
 		     const struct checkpoint_files *files, struct util_err *err);
 
 /* Loads path into s (already initialised from the same scenario): refused
- * unless its scenario and generator are exactly these, and its state one
- * the run can reach (finite, inside the box where the box bounds it).
+ * unless its scenario (unless scenario_json is NULL) and generator are
+ * exactly these, and its state one the run can reach (finite, inside the
+ * box where the box bounds it).
  * Fills files (free with checkpoint_files_free). */
 int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 		    const char *generator, struct checkpoint_files *files,

@@ -715,9 +715,13 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 	sim_ok = 1;
 	res->simd = sim_simd(&sim);
 	/* Every part of a split run reads the checkpoint (the whole flock) and
-	 * keeps its share (sim_loaded); part 0 alone takes up the outputs. */
+	 * keeps its share (sim_loaded); part 0 alone takes up the outputs, and
+	 * compares the checkpoint's scenario with its own: the others read
+	 * what it read (run_digest), but their start.file's path may differ
+	 * (another mount of the folder), which the scenario's text holds. */
 	if (o->resume &&
-	    (checkpoint_read(o->checkpoint, &sim, json, generator, &resumed, err) != 0 ||
+	    (checkpoint_read(o->checkpoint, &sim, writer ? json : NULL, generator, &resumed,
+			     err) != 0 ||
 	     checkpoint_files_check(o->checkpoint, &resumed, o->output, o->metrics, err) != 0)) {
 		status = RUN_BAD_INPUT;
 		goto out;
