@@ -147,7 +147,9 @@ CODEC_PREDICT = 5        # delta: as 2, positions XOR their prediction x + v h (
 _PLANE_CODECS = (CODEC_SHUFFLE, CODEC_XOR, CODEC_PREDICT)
 _KEY_CODECS = (CODEC_ZLIB_F32, CODEC_SHUFFLE, CODEC_QUANT)
 FLAG_AGENTS = 1          # header flag: frames hold agents (ids, groups, changing counts)
-_FLAGS_KNOWN = FLAG_AGENTS
+FLAG_ZSTD = 2            # header flag (version 3): chunks are Zstandard frames or stored
+# the flags each version knows
+_FLAGS_KNOWN = {1: 0, 2: FLAG_AGENTS, 3: FLAG_AGENTS | FLAG_ZSTD}
 GROUP_BOID = 0           # an agent's group: a boid ...
 GROUP_PREDATOR = 1       # ... or a predator
 _GROUPS = 2
@@ -178,6 +180,7 @@ _SCENARIO_MAX = 16 << 20
 _CHUNK_MIN, _CHUNK_MAX = 64, 1 << 30
 _PRECISION_MAX = 1e9
 _INFLATE_RATIO = 1040      # deflate makes at most 1032 bytes of one, rounded up
+_ZSTD_RATIO = 32768        # Zstandard: a block of at most 128 KiB in at least 4 bytes
 _STATUS_NAMES = {0: "complete", 1: "interrupted"}
 
 
@@ -609,8 +612,7 @@ class BinaryTrajectory(_Trajectory):
             if version not in VERSIONS:
                 raise TrajectoryError("%s: format version %d, this reader knows %d to %d"
                                       % (path, version, VERSIONS[0], VERSIONS[-1]))
-            # Version 1 knew no flag; versions 2 and 3 know FLAG_AGENTS.
-            if flags & ~(_FLAGS_KNOWN if version >= 2 else 0):
+            if flags & ~_FLAGS_KNOWN[version]:
                 raise TrajectoryError("%s: header flags 0x%x are unknown to this reader"
                                       % (path, flags))
             agents = bool(flags & FLAG_AGENTS)
@@ -782,8 +784,10 @@ class BinaryTrajectory(_Trajectory):
         if ok:
             ok = (zlen <= _compress_bound(raw_len) if codec == CODEC_ZLIB_F32
                   else 8 <= zlen <= _payload_max(raw_len))
-        # deflate's largest expansion bounds the stream a payload may claim
-        ok = ok and raw_len // _INFLATE_RATIO <= zlen
+        # deflate's (Zstandard's) largest expansion bounds the stream a
+        # payload may claim
+        ok = ok and raw_len // (_ZSTD_RATIO if self.header["flags"] & FLAG_ZSTD
+                                and codec != CODEC_ZLIB_F32 else _INFLATE_RATIO) <= zlen
         if not ok:
             raise TrajectoryError("%s: frame %d: damaged frame header" % (self.path, index))
 
@@ -798,6 +802,32 @@ class BinaryTrajectory(_Trajectory):
                                   % (self.path, index, step))
         return out
 
+    def _unzstd(self, data, size, index, step):
+        """One chunk of a file with FLAG_ZSTD: one whole Zstandard frame that
+        decompresses to exactly size bytes, or (as long as the chunk) the
+        bytes themselves."""
+        if len(data) == size:
+            return data
+        try:
+            import zstandard
+        except ImportError:
+            raise TrajectoryError("%s: its chunks are Zstandard frames, which need Python's "
+                                  "zstandard module (Debian: python3-zstandard)" % self.path)
+        out = b""
+        try:
+            # the frame's header gives its size (so the output is bounded)
+            if len(data) < size and zstandard.frame_content_size(data) == size:
+                d = zstandard.ZstdDecompressor().decompressobj()
+                out = d.decompress(data)
+                if not d.eof or d.unused_data:
+                    out = b""
+        except zstandard.ZstdError:
+            out = b""
+        if len(out) != size:
+            raise TrajectoryError("%s: frame %d (step %d): payload does not decompress"
+                                  % (self.path, index, step))
+        return out
+
     def _unchunk(self, payload, raw_len, index, step):
         """The chunked payload of codecs 1 to 5: the stream it holds."""
         csize, n = struct.unpack_from("<II", payload, 0)
@@ -808,9 +838,10 @@ class BinaryTrajectory(_Trajectory):
         if 8 + 4 * n + int(lens.sum()) != len(payload):
             raise TrajectoryError("%s: frame %d: damaged chunk table" % (self.path, index))
         out, off = [], 8 + 4 * n
+        chunk = self._unzstd if self.header["flags"] & FLAG_ZSTD else self._inflate
         for k, ln in enumerate(lens.tolist()):
-            out.append(self._inflate(payload[off:off + ln], min(csize, raw_len - k * csize),
-                                     index, step))
+            out.append(chunk(payload[off:off + ln], min(csize, raw_len - k * csize),
+                             index, step))
             off += ln
         return b"".join(out)
 

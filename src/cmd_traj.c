@@ -383,6 +383,8 @@ int cmd_info(int argc, char **argv)
 	printf("\n");
 	if (h->format == TRAJ_BIN) {
 		print_encoding(r);
+		printf("compressor:  %s\n", TRAJ_COMPRESSOR_NAMES[h->flags & TRAJ_FLAG_ZSTD
+								   ? TRAJ_ZSTD : TRAJ_ZLIB]);
 		printf("index:       %s\n", traj_reader_indexed(r) ? "yes, it matches the frames" :
 		       h->version < 2 ? "no (version 1)" :
 		       rc != 0 && traj_reader_cut(r) ? "no (the file is cut short)" :
@@ -648,9 +650,12 @@ int cmd_convert(int argc, char **argv)
 		{"ids", required_argument, NULL, 'i'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"salvage", no_argument, NULL, 's'},
+		{"compressor", required_argument, NULL, 'z'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	const char *out = NULL, *format = NULL, *frames = NULL, *ids_arg = NULL;
+	const char *compressor = NULL;
+	enum traj_compressor zc = TRAJ_ZSTD;
 	struct util_err err = {0};
 	struct traj_reader *r = NULL;
 	struct traj_writer *w = NULL;
@@ -677,17 +682,21 @@ int cmd_convert(int argc, char **argv)
 		case 'i': ids_arg = optarg; break;
 		case 'q': cmd_ctx.verbosity = CTX_QUIET; break;
 		case 's': salvage = 1; break;
+		case 'z': compressor = optarg; break;
 		case 'h':
 			puts("Usage: boidsim convert IN -o OUT [--format bin|csv|csv.gz]\n"
-			     "                      [--frames START:STOP:STEP] [--ids LIST] [--salvage] [-q]\n"
+			     "                      [--frames START:STOP:STEP] [--ids LIST] [--salvage]\n"
+			     "                      [--compressor zstd|zlib] [-q]\n"
 			     "Convert a trajectory between .bin, .csv and .csv.gz (- for stdin or\n"
 			     "stdout). --frames keeps the frames whose step s has START <= s < STOP\n"
 			     "and (s - START) a multiple of STEP; --ids keeps the boids listed, as\n"
 			     "in 0,5,10-20, written as agents with their ids (from a file with\n"
 			     "agents, every predator is kept). A file cut short converts to its whole\n"
 			     "frames (exit 3); --salvage also skips damaged frames to the next whole\n"
-			     "key frame (exit 3 when it did). -o is also --output. -q, --quiet: no\n"
-			     "note on stderr (warnings about lost frames are still given).");
+			     "key frame (exit 3 when it did). --compressor: of a binary OUT's chunks\n"
+			     "(default zstd; zlib for readers older than zstd chunks). -o is also\n"
+			     "--output. -q, --quiet: no note on stderr (warnings about lost frames\n"
+			     "are still given).");
 			return 0;
 		default:
 			return usage_error("convert", "unknown option or missing value at %s",
@@ -703,6 +712,11 @@ int cmd_convert(int argc, char **argv)
 	if (!format && traj_format_guess(out, &fmt) != 0)
 		return usage_error("convert", "%s: cannot tell the output format; use .bin, .csv "
 				   "or .csv.gz, or --format", out);
+	if (compressor && traj_compressor_parse(compressor, &zc) != 0) {
+		snprintf(bad, sizeof bad, "%.40s: expected %s or %s", compressor,
+			 TRAJ_COMPRESSOR_NAMES[0], TRAJ_COMPRESSOR_NAMES[1]);
+		return usage_error("convert", "--compressor %s", bad);
+	}
 	if (frames && parse_frames(frames, sel) != 0)
 		return usage_error("convert", "--frames %s: expected START:STOP:STEP step "
 				   "numbers, STEP > 0", frames);
@@ -744,8 +758,9 @@ int cmd_convert(int argc, char **argv)
 	agents = h->has_agents || ranges != NULL;
 	snprintf(generator, sizeof generator, "boidsim %s%s" CONVERTED, PACKAGE_VERSION,
 		 h->format == TRAJ_BIN && strstr(h->generator, BRUTE) ? BRUTE : "");
-	w = traj_writer_open(out, fmt, h->dims, h->has_hue, agents ? TRAJ_FLAG_AGENTS : 0, nids,
-			     h->seed, generator, h->scenario, TRAJ_ZLIB_LEVEL, 0.0, &err);
+	w = traj_writer_open(out, fmt, h->dims, h->has_hue,
+			     (agents ? TRAJ_FLAG_AGENTS : 0) | traj_compressor_flag(zc), nids,
+			     h->seed, generator, h->scenario, TRAJ_LEVEL_DEFAULT, 0.0, &err);
 	if (w == NULL) {
 		fprintf(stderr, "boidsim: %s\n", err.msg);
 		goto out;

@@ -1,6 +1,7 @@
 /* ctx.c: the caller's choices for the library, and its one way of speaking. */
 #include "config.h"
 #include "ctx.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,12 +39,10 @@ const char *ctx_simd_name(enum ctx_simd s)
 
 int ctx_simd_parse(const char *name, enum ctx_simd *out)
 {
-	int i;
+	int i = util_name_index(name, SIMD_NAMES, CTX_SIMD_LEVELS);
 
-	for (i = 0; i < CTX_SIMD_LEVELS; i++)
-		if (strcmp(name, SIMD_NAMES[i]) == 0) {
-			*out = (enum ctx_simd)i;
-			return 0;
-		}
-	return -1;
+	if (i < 0)
+		return -1;
+	*out = (enum ctx_simd)i;
+	return 0;
 }

@@ -768,7 +768,9 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		}
 		if (writer) {
 			w = traj_writer_open(o->output, fmt, sc.dims, sc.has_hue,
-					     ag ? TRAJ_FLAG_AGENTS : 0, cap, sc.seed, generator, json,
+					     (ag ? TRAJ_FLAG_AGENTS : 0) |
+					     traj_compressor_flag((enum traj_compressor)sc.compressor),
+					     cap, sc.seed, generator, json,
 					     sc.compression, sc.precision, err);
 			if (w == NULL)
 				goto out;

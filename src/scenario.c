@@ -80,8 +80,8 @@ static const struct skey HUE_KEYS[] = {{"weight", NULL, 0}, {"radius", NULL, 0},
 				       {"alignment", NULL, 0}, {"spin", NULL, 0},
 				       {NULL, NULL, 0}};
 static const struct skey OUTPUT_KEYS[] = {
-	{"every", NULL, 0}, {"compression", NULL, 0}, {"precision", NULL, 0},
-	{NULL, NULL, 0}};
+	{"every", NULL, 0}, {"compressor", NULL, 0}, {"compression", NULL, 0},
+	{"precision", NULL, 0}, {NULL, NULL, 0}};
 static const struct skey ROOT_KEYS[] = {
 	{"description", NULL, 0}, {"dimensions", NULL, 0}, {"count", NULL, 0},
 	{"steps", NULL, 0}, {"dt", NULL, 0}, {"seed", NULL, 0},
@@ -1763,7 +1763,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	const cJSON *n;
 	uint64_t dims, need, level, per;
 	uint64_t phys;
-	size_t mode, model, move;
+	size_t mode, model, move, compressor;
 	double side_min;
 	int d, rc;
 
@@ -1794,11 +1794,14 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	    read_real(c, root, "speed.max", 0, 1, VM, 1.0, &sc->speed_max) ||
 	    read_real(c, root, "max_force", 0, 1, VM, 0.05, &sc->max_force) ||
 	    read_uint(c, root, "output.every", 1, SCENARIO_INT_MAX, 0, 1, &sc->every) ||
-	    read_uint(c, root, "output.compression", 0, 9, 0, 1, &level) ||
+	    read_uint(c, root, "output.compression", 0, 9, 0, TRAJ_LEVEL_DEFAULT, &level) ||
 	    read_real(c, root, "output.precision", 0, 1, VM, 0.0, &sc->precision) ||
-	    read_name(c, root, "bounds.mode", NAMES(MODE_NAMES), BOUNDS_WRAP, &mode))
+	    read_name(c, root, "bounds.mode", NAMES(MODE_NAMES), BOUNDS_WRAP, &mode) ||
+	    read_name(c, root, "output.compressor", NAMES(TRAJ_COMPRESSOR_NAMES), 0,
+		      &compressor))
 		return -1;
 	sc->compression = (int)level;
+	sc->compressor = (int)compressor;
 	sc->mode = (enum bounds_mode)mode;
 	if (read_name(c, root, "model", NAMES(MODEL_NAMES), MODEL_REYNOLDS, &model) ||
 	    read_name(c, root, "move_with", NAMES(MOVE_NAMES), 0, &move) ||
@@ -2702,6 +2705,7 @@ char *scenario_to_json(const struct scenario *sc)
 	}
 	o = cJSON_AddObjectToObject(root, "output");
 	cJSON_AddNumberToObject(o, "every", (double)sc->every);
+	cJSON_AddStringToObject(o, "compressor", TRAJ_COMPRESSOR_NAMES[sc->compressor]);
 	cJSON_AddNumberToObject(o, "compression", sc->compression);
 	if (sc->precision > 0)
 		cJSON_AddNumberToObject(o, "precision", sc->precision);

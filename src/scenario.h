@@ -99,7 +99,8 @@ struct scenario {
 	int has_target;
 	double target[3];
 	uint64_t every;
-	int compression;          /* zlib level of binary frames, 0 = stored */
+	int compression;          /* the compressor's level of binary frames, 0 = stored */
+	int compressor;           /* enum traj_compressor */
 	double precision;         /* output.precision of lossy binary frames; 0 = lossless */
 	char *description;        /* free text, may be NULL */
 	enum model_kind model;

@@ -23,7 +23,7 @@
 #define TRAJ_INDEX_ENTRY 24                /* step, offset, codec, distance to key */
 #define TRAJ_END_TAG "TEND"
 #define TRAJ_END_LEN 28
-#define TRAJ_ZLIB_LEVEL 1                  /* default of output.compression */
+#define TRAJ_LEVEL_DEFAULT 1               /* default of output.compression */
 #define TRAJ_GENERATOR_MAX 4096
 #define TRAJ_SCENARIO_MAX (16u << 20)
 /* Fields per boid: positions and velocities (2 dims), then with colour
@@ -37,7 +37,21 @@
  * each agent has two more fields after the float ones, its id and group,
  * stored as u32. Any other bit is refused. */
 #define TRAJ_FLAG_AGENTS 1u
-#define TRAJ_FLAGS_KNOWN TRAJ_FLAG_AGENTS
+/* TRAJ_FLAG_ZSTD (version 3 only): each chunk of a chunked payload is one
+ * Zstandard frame, or the chunk's bytes themselves when its length is the
+ * chunk's size; without it each chunk is one zlib stream. Binary files
+ * only: a CSV writer drops it. */
+#define TRAJ_FLAG_ZSTD 2u
+#define TRAJ_FLAGS_KNOWN (TRAJ_FLAG_AGENTS | TRAJ_FLAG_ZSTD)
+
+/* The compressors of binary frames' chunks, by name (output.compressor,
+ * convert --compressor); the first is the default. */
+enum traj_compressor { TRAJ_ZSTD, TRAJ_ZLIB, TRAJ_COMPRESSORS };
+extern const char *const TRAJ_COMPRESSOR_NAMES[TRAJ_COMPRESSORS];
+/* The header flag that a compressor sets. */
+uint32_t traj_compressor_flag(enum traj_compressor c);
+/* 0 and *c set when name is one of TRAJ_COMPRESSOR_NAMES; else -1. */
+int traj_compressor_parse(const char *name, enum traj_compressor *c);
 #define TRAJ_GROUP_BOID 0u
 #define TRAJ_GROUP_PREDATOR 1u
 #define TRAJ_GROUPS 2u

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -57,6 +58,7 @@ struct traj_reader {
 	int *crc_rc;
 	size_t rc_cap;
 	z_stream **zs;      /* one inflate stream per thread, reset for each chunk */
+	ZSTD_DCtx **zd;     /* with TRAJ_FLAG_ZSTD, one context per thread */
 	int nzs;
 	uint64_t pos;       /* bytes of the file consumed so far */
 	uint64_t data_start;
@@ -344,8 +346,10 @@ static int open_bin(struct traj_reader *r, const unsigned char *magic, struct ut
 			     r->h.version, TRAJ_VERSION_MIN, TRAJ_VERSION);
 		return -1;
 	}
-	/* Version 1 knew no flag; version 2 knows TRAJ_FLAG_AGENTS. */
-	if ((r->h.flags & ~(r->h.version >= 2 ? TRAJ_FLAGS_KNOWN : 0u)) != 0) {
+	/* Version 1 knew no flag; version 2 knows TRAJ_FLAG_AGENTS; version 3
+	 * TRAJ_FLAG_ZSTD too. */
+	if ((r->h.flags & ~(r->h.version >= 3 ? TRAJ_FLAGS_KNOWN
+				: r->h.version == 2 ? TRAJ_FLAG_AGENTS : 0u)) != 0) {
 		util_err_set(err, "%s: header flags 0x%x are unknown to this reader", r->name,
 			     (unsigned)r->h.flags);
 		return -1;
@@ -996,6 +1000,9 @@ static uint64_t payload_max(uint64_t raw)
 /* Deflate's largest expansion, 1032 to 1 (RFC 1951: a match of 258
  * bytes in at least 2 bits of a block), rounded up. */
 #define TRAJ_INFLATE_RATIO 1040
+/* Zstandard's: a block holds at most 128 KiB and takes at least 4 bytes
+ * (RFC 8878, 3.1.1.2: a 3-byte block header and an RLE block's byte). */
+#define TRAJ_ZSTD_RATIO 32768
 
 /* Checks a frame header against the file's header: count (the header's,
  * or with agents at most that), codec, stream length R and payload length
@@ -1020,10 +1027,11 @@ static int check_frame_header(struct traj_reader *r, const unsigned char *h, uin
 		ok = codec == TRAJ_CODEC_ZLIB_F32 ? z <= compressBound((uLong)raw)
 						  : z >= 8 && z <= payload_max(raw);
 	/* Deflate makes at most TRAJ_INFLATE_RATIO bytes of each byte it
-	 * reads, so a small payload cannot claim a large stream (and make the
-	 * reader allocate for it). */
+	 * reads (Zstandard TRAJ_ZSTD_RATIO), so a small payload cannot claim a
+	 * large stream (and make the reader allocate for it). */
 	if (ok)
-		ok = raw / TRAJ_INFLATE_RATIO <= z;
+		ok = raw / (r->h.flags & TRAJ_FLAG_ZSTD && codec != TRAJ_CODEC_ZLIB_F32
+			    ? TRAJ_ZSTD_RATIO : TRAJ_INFLATE_RATIO) <= z;
 	if (!ok) {
 		util_err_set(err, "%s: frame %llu: damaged frame header", r->name,
 			     (unsigned long long)nf);
@@ -1037,6 +1045,7 @@ static int reserve_streams(struct traj_reader *r, struct util_err *err)
 {
 	int n = 1;
 	z_stream **zs;
+	ZSTD_DCtx **zd;
 
 #ifdef _OPENMP
 	n = omp_get_max_threads();
@@ -1044,16 +1053,23 @@ static int reserve_streams(struct traj_reader *r, struct util_err *err)
 	if (n <= r->nzs)
 		return 0;
 	zs = calloc((size_t)n, sizeof *zs);
-	if (zs == NULL) {
+	zd = calloc((size_t)n, sizeof *zd);
+	if (zs == NULL || zd == NULL) {
+		free(zs);
+		free(zd);
 		util_err_no_memory(err);
 		return -1;
 	}
 	/* > 0, not != 0: gcc then knows the size is not a negative count
 	 * turned huge (on one thread nzs < n = 1 makes this dead code). */
-	if (r->nzs > 0)
+	if (r->nzs > 0) {
 		memcpy(zs, r->zs, (size_t)r->nzs * sizeof *zs);
+		memcpy(zd, r->zd, (size_t)r->nzs * sizeof *zd);
+	}
 	free(r->zs);
+	free(r->zd);
 	r->zs = zs;
+	r->zd = zd;
 	r->nzs = n;
 	return 0;
 }
@@ -1091,6 +1107,37 @@ static int inflate_exact(struct traj_reader *r, const unsigned char *in, size_t 
 	return rc == Z_STREAM_END && zs->avail_in == 0 && zs->avail_out == 0 ? 0 : -1;
 }
 
+/* Exactly one whole Zstandard frame of len bytes, decompressing to exactly
+ * out_len bytes, or (len == out_len) the chunk's bytes themselves, with
+ * this thread's context. */
+static int unzstd_exact(struct traj_reader *r, const unsigned char *in, size_t len,
+			unsigned char *out, size_t out_len)
+{
+	int tid = 0;
+	ZSTD_DCtx *zd;
+	size_t got;
+
+	if (len == out_len) {
+		memcpy(out, in, len);
+		return 0;
+	}
+	/* a frame never outgrows its chunk (the writer stores it instead),
+	 * and its header gives its size */
+	if (len > out_len || ZSTD_findFrameCompressedSize(in, len) != len ||
+	    ZSTD_getFrameContentSize(in, len) != out_len)
+		return -1;
+#ifdef _OPENMP
+	tid = omp_get_thread_num();
+#endif
+	if (tid >= r->nzs)
+		return -1;
+	zd = r->zd[tid];
+	if (zd == NULL && !(zd = r->zd[tid] = ZSTD_createDCtx()))
+		return -1;
+	got = ZSTD_decompressDCtx(zd, out, out_len, in, len);
+	return !ZSTD_isError(got) && got == out_len ? 0 : -1;
+}
+
 /* The chunked payload of codecs 1-4 into the stream T (raw bytes). */
 static int unchunk(struct traj_reader *r, uint64_t raw, uint64_t z, uint64_t nf,
 		   struct util_err *err)
@@ -1123,9 +1170,12 @@ static int unchunk(struct traj_reader *r, uint64_t raw, uint64_t z, uint64_t nf,
 	for (kk = 0; kk < (long)n; kk++) {
 		size_t lo = (size_t)kk * csize, len = (size_t)raw - lo < csize ? (size_t)raw - lo : csize;
 
-		r->crc_rc[kk] = inflate_exact(r, r->zbuf + r->coff[kk],
-					      traj_get_u32(r->zbuf + 8 + 4 * (size_t)kk),
-					      r->tbuf + lo, len);
+		const unsigned char *in = r->zbuf + r->coff[kk];
+		const size_t zlen = traj_get_u32(r->zbuf + 8 + 4 * (size_t)kk);
+
+		r->crc_rc[kk] = r->h.flags & TRAJ_FLAG_ZSTD
+				? unzstd_exact(r, in, zlen, r->tbuf + lo, len)
+				: inflate_exact(r, in, zlen, r->tbuf + lo, len);
 	}
 	for (k = 0; k < n; k++)
 		bad |= r->crc_rc[k];
@@ -2043,6 +2093,9 @@ void traj_reader_close(struct traj_reader *r)
 			free(r->zs[f]);
 		}
 	free(r->zs);
+	for (f = 0; f < r->nzs; f++)
+		ZSTD_freeDCtx(r->zd[f]);
+	free(r->zd);
 	EVP_MD_CTX_free(r->md);
 	free(r->path);
 	free(r->h.generator);

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -47,7 +49,8 @@ struct traj_writer {
 	int keep;          /* traj_writer_keep: cut the file to keep_size, never remove it */
 	int partial;       /* traj_writer_set_partial */
 	uint64_t keep_size;
-	int level;         /* zlib level of binary frames */
+	int level;         /* the compressor's level for binary frames */
+	int zstd;          /* TRAJ_FLAG_ZSTD: chunks are Zstandard frames */
 	double precision;  /* > 0: lossy frames of this precision */
 	double predict_dt; /* > 0: lossless delta frames predict positions (codec 5) */
 	unsigned char prelude[TRAJ_PREDICT_PRELUDE]; /* codec 5: the stream's first bytes */
@@ -79,6 +82,7 @@ struct traj_writer {
 	 * zlib before 1.2.12, which would make the bytes depend on which
 	 * chunks a thread compressed before. nzs counts threads. */
 	z_stream **zs;
+	ZSTD_CCtx **zc;    /* with zstd, one context per thread instead */
 	int nzs;
 	/* What the level's stream writes for a whole chunk of zeros (zero_len
 	 * bytes; 0: not made yet), which is most chunks of some frames: the
@@ -95,6 +99,23 @@ struct traj_writer {
 
 static const char *const CODEC_NAMES[TRAJ_CODECS] = {
 	"zlib", "shuffle", "xor", "quant", "quant-delta", "predict"};
+
+const char *const TRAJ_COMPRESSOR_NAMES[TRAJ_COMPRESSORS] = {"zstd", "zlib"};
+
+uint32_t traj_compressor_flag(enum traj_compressor c)
+{
+	return c == TRAJ_ZSTD ? TRAJ_FLAG_ZSTD : 0;
+}
+
+int traj_compressor_parse(const char *name, enum traj_compressor *c)
+{
+	int i = util_name_index(name, TRAJ_COMPRESSOR_NAMES, TRAJ_COMPRESSORS);
+
+	if (i < 0)
+		return -1;
+	*c = (enum traj_compressor)i;
+	return 0;
+}
 
 const char *traj_codec_name(uint32_t codec)
 {
@@ -113,14 +134,12 @@ static const char *const FORMAT_NAMES[] = {"bin", "csv", "csv.gz"};
 
 int traj_format_parse(const char *name, enum traj_format *fmt)
 {
-	int i;
+	int i = util_name_index(name, FORMAT_NAMES, 3);
 
-	for (i = 0; i < 3; i++)
-		if (strcmp(name, FORMAT_NAMES[i]) == 0) {
-			*fmt = (enum traj_format)i;
-			return 0;
-		}
-	return -1;
+	if (i < 0)
+		return -1;
+	*fmt = (enum traj_format)i;
+	return 0;
 }
 
 const char *traj_format_name(enum traj_format fmt)
@@ -244,7 +263,9 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	w->nf = 2 * dims + (hue ? 1 : 0);
 	w->agents = (flags & TRAJ_FLAG_AGENTS) != 0;
 	w->nfs = w->nf + (w->agents ? TRAJ_AGENT_FIELDS : 0);
-	w->flags = flags;
+	/* (a CSV file has no chunks to compress) */
+	w->flags = fmt == TRAJ_BIN ? flags : flags & ~TRAJ_FLAG_ZSTD;
+	w->zstd = (w->flags & TRAJ_FLAG_ZSTD) != 0;
 	w->count = count;
 	w->n = count;
 	w->chunk = TRAJ_CHUNK_SIZE;
@@ -593,28 +614,12 @@ int traj_chunk_is_noise(const unsigned char *in, size_t len)
  * are stored (level 0): deflate would spend most of a frame's time on them
  * for 6% at most. */
 static int deflate_chunk(struct traj_writer *w, const unsigned char *in, size_t len,
-			 unsigned char *out, size_t cap, uint32_t *out_len)
+			 unsigned char *out, size_t cap, uint32_t *out_len, int tid)
 {
-	int level, tid = 0, rc;
+	int level, rc;
 	z_stream *zs;
 
-	/* A chunk of zeros: the stream made once (zero_stream), the same bytes
-	 * as deflate's, without its pass over the chunk (at ~1 ns a byte, a
-	 * third of a millisecond a chunk). */
-	if (len > 0 && len == w->zero_len && in[0] == 0 && memcmp(in, in + 1, len - 1) == 0) {
-		if (w->zero_zlen > cap)
-			return Z_BUF_ERROR;
-		memcpy(out, w->zero_z, w->zero_zlen);
-		*out_len = w->zero_zlen;
-		return Z_OK;
-	}
 	level = w->level > 0 && traj_chunk_is_noise(in, len) ? 0 : w->level;
-
-#ifdef _OPENMP
-	tid = omp_get_thread_num();
-#endif
-	if (tid >= w->nzs)
-		return Z_MEM_ERROR;
 	zs = w->zs[2 * tid + (level == 0)];
 	if (zs == NULL) {
 		zs = calloc(1, sizeof *zs);
@@ -639,6 +644,83 @@ static int deflate_chunk(struct traj_writer *w, const unsigned char *in, size_t 
 	return rc == Z_STREAM_END ? Z_OK : (rc == Z_OK ? Z_BUF_ERROR : rc);
 }
 
+/* One chunk as one Zstandard frame, with this thread's context, or the
+ * chunk itself: at level 0, when it looks like noise (as for zlib), or when
+ * no frame shorter than the chunk exists, so that a reader tells a stored
+ * chunk by its length alone. ZSTD_compress2 starts each chunk afresh from
+ * the context's parameters: the bytes depend on the chunk alone, whichever
+ * thread made them. Measured on the planes of 2D 1M frames (docs/
+ * PERFORMANCE.md, "Zstandard chunks"): level 1 compresses as zlib's
+ * run-length deflate does, at 3.5 times its speed. No checksum in the
+ * frame: the frame's CRC-32 covers the chunk. */
+static int zstd_chunk(struct traj_writer *w, const unsigned char *in, size_t len,
+		      unsigned char *out, size_t cap, uint32_t *out_len, int tid)
+{
+	ZSTD_CCtx *zc;
+	size_t r;
+
+	if (w->level > 0 && !traj_chunk_is_noise(in, len)) {
+		zc = w->zc[tid];
+		if (zc == NULL) {
+			if (!(zc = ZSTD_createCCtx()))
+				return Z_MEM_ERROR;
+			if (ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, w->level)) ||
+			    ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 0)) ||
+			    ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_contentSizeFlag, 1))) {
+				ZSTD_freeCCtx(zc);
+				return Z_STREAM_ERROR;
+			}
+			w->zc[tid] = zc;
+		}
+		/* room for any frame (chunk_bound): with less, zstd may give
+		 * up on a frame that would have been shorter than the chunk */
+		r = ZSTD_compress2(zc, out, cap, in, len);
+		if (ZSTD_isError(r))
+			return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall ? Z_BUF_ERROR
+										 : Z_STREAM_ERROR;
+		if (r < len) {
+			*out_len = (uint32_t)r;
+			return Z_OK;
+		}
+	}
+	if (len > cap)
+		return Z_BUF_ERROR;
+	memcpy(out, in, len);
+	*out_len = (uint32_t)len;
+	return Z_OK;
+}
+
+/* One chunk compressed as the file's flags say, by the calling thread. */
+static int compress_chunk(struct traj_writer *w, const unsigned char *in, size_t len,
+			  unsigned char *out, size_t cap, uint32_t *out_len)
+{
+	int tid = 0;
+
+	/* A chunk of zeros: the stream made once (zero_stream), the same bytes
+	 * as the compressor's, without its pass over the chunk (for deflate at
+	 * ~1 ns a byte, a third of a millisecond a chunk). */
+	if (len > 0 && len == w->zero_len && in[0] == 0 && memcmp(in, in + 1, len - 1) == 0) {
+		if (w->zero_zlen > cap)
+			return Z_BUF_ERROR;
+		memcpy(out, w->zero_z, w->zero_zlen);
+		*out_len = w->zero_zlen;
+		return Z_OK;
+	}
+#ifdef _OPENMP
+	tid = omp_get_thread_num();
+#endif
+	if (tid >= w->nzs)
+		return Z_MEM_ERROR;
+	return w->zstd ? zstd_chunk(w, in, len, out, cap, out_len, tid)
+		       : deflate_chunk(w, in, len, out, cap, out_len, tid);
+}
+
+/* The bound of one compressed chunk of len bytes. */
+static size_t chunk_bound(const struct traj_writer *w, size_t len)
+{
+	return w->zstd ? ZSTD_compressBound(len) : compressBound((uLong)len);
+}
+
 /* The stream of a whole chunk of zeros at the file's level, made by this
  * thread's stream as any chunk is (a reset stream writes what a new one
  * does, so the bytes are deflate's own wherever the chunk falls). */
@@ -651,13 +733,14 @@ static int zero_stream(struct traj_writer *w, struct util_err *err)
 	if (w->level == 0 || w->zero_len == w->chunk)
 		return 0;
 	w->zero_len = 0;
-	if (util_reserve_raw(&w->zero_z, &w->zero_cap, compressBound(w->chunk), err) != 0 ||
+	if (util_reserve_raw(&w->zero_z, &w->zero_cap, chunk_bound(w, w->chunk), err) != 0 ||
 	    !(zero = util_alloc(w->chunk, 1, err)))
 		return -1;
-	rc = deflate_chunk(w, zero, w->chunk, w->zero_z, w->zero_cap, &zlen);
+	rc = compress_chunk(w, zero, w->chunk, w->zero_z, w->zero_cap, &zlen);
 	util_free(zero);
 	if (rc != Z_OK) {
-		util_err_set(err, "%s: compression failed (zlib %d)", w->path, rc);
+		util_err_set(err, "%s: compression failed (%s %d)", w->path,
+			     w->zstd ? "zstd" : "zlib", rc);
 		return -1;
 	}
 	w->zero_zlen = zlen;
@@ -670,6 +753,7 @@ static int reserve_streams(struct traj_writer *w, struct util_err *err)
 {
 	int n = 1;
 	z_stream **zs;
+	ZSTD_CCtx **zc;
 
 #ifdef _OPENMP
 	n = omp_get_max_threads();
@@ -677,16 +761,23 @@ static int reserve_streams(struct traj_writer *w, struct util_err *err)
 	if (n <= w->nzs)
 		return 0;
 	zs = calloc(2 * (size_t)n, sizeof *zs);
-	if (zs == NULL) {
+	zc = calloc((size_t)n, sizeof *zc);
+	if (zs == NULL || zc == NULL) {
+		free(zs);
+		free(zc);
 		util_err_set(err, "out of memory");
 		return -1;
 	}
 	/* > 0, not != 0: gcc then knows the size is not a negative count
 	 * turned huge (on one thread nzs < n = 1 makes this dead code). */
-	if (w->nzs > 0)
+	if (w->nzs > 0) {
 		memcpy(zs, w->zs, 2 * (size_t)w->nzs * sizeof *zs);
+		memcpy(zc, w->zc, (size_t)w->nzs * sizeof *zc);
+	}
 	free(w->zs);
+	free(w->zc);
 	w->zs = zs;
+	w->zc = zc;
 	w->nzs = n;
 	return 0;
 }
@@ -816,7 +907,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		util_err_set(err, "%s: a frame of %zu chunks is too many", w->path, nchunks);
 		return -1;
 	}
-	w->zstride = compressBound(w->chunk < w->tlen ? w->chunk : w->tlen);
+	w->zstride = chunk_bound(w, w->chunk < w->tlen ? w->chunk : w->tlen);
 	tab = 8 + 4 * nchunks;
 	/* zbuf has room for the worst case of every chunk, but deflate writes
 	 * only the compressed bytes, so only those pages become resident. */
@@ -869,7 +960,7 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 			if (!lossy && lo < w->tbase)
 				memcpy(in, w->prelude + lo, (hi < w->tbase ? hi : w->tbase) - lo);
 			fill_planes(w, lo, hi, !key, in);
-			w->crc_rc[kk] = deflate_chunk(w, in, hi - lo, out, w->zstride, &w->clen[kk]);
+			w->crc_rc[kk] = compress_chunk(w, in, hi - lo, out, w->zstride, &w->clen[kk]);
 			if (w->crc_rc[kk] == Z_OK)
 				w->ccrc[kk] = crc32_z(0L, out, w->clen[kk]);
 		}
@@ -884,7 +975,8 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		zlen += w->clen[k];
 	}
 	if (bad) {
-		util_err_set(err, "%s: compression failed (zlib %d)", w->path, bad);
+		util_err_set(err, "%s: compression failed (%s %d)", w->path,
+			     w->zstd ? "zstd" : "zlib", bad);
 		return -1;
 	}
 	memcpy(h, TRAJ_FRAME_TAG, 4);
@@ -1144,6 +1236,9 @@ static void writer_free(struct traj_writer *w)
 			free(w->zs[t]);
 		}
 	free(w->zs);
+	for (t = 0; t < w->nzs; t++)
+		ZSTD_freeCCtx(w->zc[t]);
+	free(w->zc);
 	util_free(w->zero_z);
 	if (w->gz_fd >= 0)
 		close(w->gz_fd);

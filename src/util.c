@@ -16,6 +16,16 @@
 /* Transparent huge pages: the 2 MiB pages the kernel may back a mapping with. */
 #define UTIL_HUGE ((size_t)2 << 20)
 
+int util_name_index(const char *name, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 void util_err_set(struct util_err *err, const char *fmt, ...)
 {
 	char raw[UTIL_ERR_MAX];

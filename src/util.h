@@ -54,6 +54,10 @@ void *util_alloc_raw(size_t n, size_t size, struct util_err *err);
 int util_reserve(void *pp, size_t *cap, size_t n, struct util_err *err);
 int util_reserve_raw(void *pp, size_t *cap, size_t n, struct util_err *err);
 
+/* The index of name among the n names of a table, or -1: the one lookup
+ * of the command line's and the library's name tables. */
+int util_name_index(const char *name, const char *const *names, int n);
+
 /* A monotonic clock in seconds, for timing only (never for results). */
 double util_seconds(void);
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -69,9 +70,10 @@ struct wopts {
 	double precision;
 	int level; /* -1: the scenario's */
 	int xor_only;
+	int zlib;  /* 1: zlib chunks, not the scenario's compressor (zstd) */
 };
 
-static const struct wopts DEFAULTS = {0, 0, 0, -1, 0};
+static const struct wopts DEFAULTS = {0, 0, 0, -1, 0, 0};
 
 /* Runs a small scenario, writing path in the given format. */
 static void write_run_opts(const char *scen, const char *path, enum traj_format fmt,
@@ -88,7 +90,10 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	load_ok(scen, &sc);
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
 	json = scenario_to_json(&sc);
-	w = open_writer(path, fmt, sc.dims, sc.has_hue, 0, sc.count, sc.seed, "boidsim test", json,
+	w = open_writer(path, fmt, sc.dims, sc.has_hue,
+			traj_compressor_flag(o->zlib ? TRAJ_ZLIB
+					     : (enum traj_compressor)sc.compressor),
+			sc.count, sc.seed, "boidsim test", json,
 			     o->level >= 0 ? o->level : sc.compression,
 			     o->precision > 0 ? o->precision : sc.precision, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
@@ -389,12 +394,15 @@ static const char *SCEN2D_EVERY1 =
 START_TEST(test_codecs_bit_identical)
 {
 	static const struct wopts cfg[] = {
-		{64, 3, 0, -1, 0},   /* many chunks, key frame every 3 */
-		{100, 1, 0, -1, 0},  /* key frames only */
-		{0, 1000, 0, -1, 0}, /* one key frame, deltas after */
-		{64, 2, 0, 0, 0},    /* stored */
-		{0, 0, 0, 9, 0},
-		{64, 3, 0, -1, 1},   /* deltas XOR the previous frame's positions */
+		{64, 3, 0, -1, 0, 0},   /* many chunks, key frame every 3 */
+		{100, 1, 0, -1, 0, 0},  /* key frames only */
+		{0, 1000, 0, -1, 0, 0}, /* one key frame, deltas after */
+		{64, 2, 0, 0, 0, 0},    /* stored */
+		{0, 0, 0, 9, 0, 0},
+		{64, 3, 0, -1, 1, 0},   /* deltas XOR the previous frame's positions */
+		{64, 3, 0, -1, 0, 1}, /* zlib chunks */
+		{64, 2, 0, 0, 0, 1},  /* zlib, stored */
+		{0, 0, 0, 9, 0, 1},
 	};
 	struct frames ref, got;
 	size_t i;
@@ -413,6 +421,7 @@ START_TEST(test_codecs_bit_identical)
 		assert_same_frames(&ref, &got, msg);
 		ck_assert_int_eq(traj_reader_indexed(got.r), 1);
 		ck_assert(traj_reader_precision(got.r) == 0);
+		ck_assert_uint_eq(traj_reader_header(got.r)->flags, cfg[i].zlib ? 0 : TRAJ_FLAG_ZSTD);
 		if (i == 0 || i == 5) {
 			ck_assert_uint_eq(traj_reader_codec_frames(got.r, TRAJ_CODEC_SHUFFLE), 5);
 			ck_assert_uint_eq(traj_reader_codec_frames(got.r, i == 0 ? TRAJ_CODEC_PREDICT
@@ -444,7 +453,7 @@ START_TEST(test_lossy_bound)
 	write_run(SCEN2D_EVERY1, path_in("ref.csv"), TRAJ_CSV, UINT64_MAX);
 	load_frames(path_in("ref.csv"), &ref, 0);
 	for (i = 0; i < sizeof precs / sizeof precs[0]; i++) {
-		struct wopts o = {64, 4, precs[i], -1, 0};
+		struct wopts o = {64, 4, precs[i], -1, 0, 0};
 		double p = precs[i];
 		size_t on_grid = 0, changed = 0;
 
@@ -561,8 +570,8 @@ END_TEST
  * the end record every frame reads and then the damage is reported. */
 START_TEST(test_flipped_byte_detected)
 {
-	static const struct wopts cfg[] = {{64, 2, 0, -1, 0}, {64, 2, 1e-3, -1, 0}, {0, 0, 0, -1, 0},
-						{64, 2, 0, -1, 1}};
+	static const struct wopts cfg[] = {{64, 2, 0, -1, 0, 0}, {64, 2, 1e-3, -1, 0, 0}, {0, 0, 0, -1, 0, 0},
+						{64, 2, 0, -1, 1, 0}};
 	char msg[UTIL_ERR_MAX], want[64];
 	long size, header_end, frame_end[8], index_end, pos;
 	unsigned char *all;
@@ -606,7 +615,7 @@ END_TEST
  * before the cut, and never crashes or reads garbage. */
 START_TEST(test_truncation_every_length)
 {
-	static const struct wopts cfg[] = {{0, 0, 0, -1, 0}, {64, 2, 0, -1, 0}, {64, 3, 0.01, -1, 0}};
+	static const struct wopts cfg[] = {{0, 0, 0, -1, 0, 0}, {64, 2, 0, -1, 0, 0}, {64, 3, 0.01, -1, 0, 0}};
 	char msg[UTIL_ERR_MAX];
 	long size, len, header_end, frame_end[8], index_end;
 	int rc, n, complete, nframes;
@@ -646,7 +655,7 @@ END_TEST
  * order of the requests; without an index it is refused, not guessed. */
 START_TEST(test_random_access)
 {
-	static const struct wopts cfg[] = {{64, 4, 0, -1, 0}, {64, 4, 1e-3, -1, 0}, {0, 0, 0, -1, 0}};
+	static const struct wopts cfg[] = {{64, 4, 0, -1, 0, 0}, {64, 4, 1e-3, -1, 0, 0}, {0, 0, 0, -1, 0, 0}};
 	static const int order[] = {14, 0, 5, 6, 7, 3, 3, 11, 4, 8, 1, 2, 9, 10, 12, 13, 14};
 	struct util_err err;
 	long size, header_end, frame_end[16], index_end;
@@ -722,7 +731,7 @@ END_TEST
 /* The thread count changes no byte of the file, lossless or lossy. */
 START_TEST(test_threads_same_bytes)
 {
-	static const struct wopts cfg[] = {{64, 3, 0, -1, 0}, {64, 3, 1e-3, -1, 0}};
+	static const struct wopts cfg[] = {{64, 3, 0, -1, 0, 0}, {64, 3, 1e-3, -1, 0, 0}};
 	size_t c;
 	int t;
 
@@ -1196,7 +1205,7 @@ START_TEST(test_agents_writer_refuses)
 		v[f] = fr.v[f];
 	a.id = fr.id;
 	a.group = fr.group;
-	ck_assert_ptr_null(open_writer(path_in("w.bin"), TRAJ_BIN, 2, 1, 2, 10, 1, "t", "{}",
+	ck_assert_ptr_null(open_writer(path_in("w.bin"), TRAJ_BIN, 2, 1, 4, 10, 1, "t", "{}",
 					    1, 0, &err));
 	ck_assert_ptr_nonnull(strstr(err.msg, "flags"));
 	w = open_writer(path_in("w.bin"), TRAJ_BIN, 2, 1, TRAJ_FLAG_AGENTS, AG_MAX, 1, "t",
@@ -1364,16 +1373,20 @@ START_TEST(test_agents_reader_refuses)
 	int rc;
 
 	make_dir();
-	/* flags: 1 reads, 3 and 2 do not */
+	/* flags: 1 reads, 5 and 4 do not; with 2 (Zstandard) the chunk, a
+	 * zlib stream shorter than its 48 bytes, is not a Zstandard frame */
 	hl = agents_header(b, TRAJ_FLAG_AGENTS);
 	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_ok, g_ok, NULL));
 	ck_assert_msg(read_built(b, len, &rc, msg) == 1 && rc == 0, "%s", msg);
-	agents_header(b, TRAJ_FLAG_AGENTS | 2);
+	agents_header(b, TRAJ_FLAG_AGENTS | 4);
 	read_built(b, len, &rc, msg);
-	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x3"), "%s", msg);
-	agents_header(b, 2);
+	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x5"), "%s", msg);
+	agents_header(b, 4);
 	read_built(b, len, &rc, msg);
-	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x2"), "%s", msg);
+	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x4"), "%s", msg);
+	agents_header(b, TRAJ_FLAG_AGENTS | TRAJ_FLAG_ZSTD);
+	ck_assert_int_eq(read_built(b, len, &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "frame 0: payload does not decompress"), "%s", msg);
 	agents_header(b, TRAJ_FLAG_AGENTS);
 	/* a group of 2; ids out of order; a repeated id; groups not in order */
 	len = hl + (long)make_frame(b + hl, 0, 4, 1, t, planes_stream(t, 4, id_ok, g_two, NULL));
@@ -1597,7 +1610,7 @@ END_TEST
  * planes are predicted exactly, so most of their chunks are zeros. */
 START_TEST(test_chunks_are_deflates)
 {
-	static const struct wopts opt = {64, 4, 0, -1, 0};
+	static const struct wopts opt = {64, 4, 0, -1, 0, 1};
 	static const char *scen =
 		"{\"count\": 60, \"steps\": 14, \"seed\": 9,"
 		" \"bounds\": {\"min\": [0, 0], \"max\": [6, 6], \"mode\": \"steer\"}}";
@@ -1648,6 +1661,179 @@ START_TEST(test_chunks_are_deflates)
 	}
 	ck_assert_msg(zeros > chunks / 4, "%d chunks of zeros of %d", zeros, chunks);
 	free(all);
+	remove_dir();
+}
+END_TEST
+
+/* With Zstandard (the default), every chunk is what a new context writes
+ * for its bytes at the level, with no checksum, or the bytes themselves
+ * (stored) where they look like noise or no shorter frame exists; stored
+ * chunks are exactly as long as their bytes and frames are shorter, so the
+ * reader tells them apart. Chunks of 64 bytes of a run in steer bounds at
+ * output.every 1 (as test_chunks_are_deflates), then 16 KiB chunks of a
+ * larger flock, where some hold only the mantissas' noisy low bytes. */
+START_TEST(test_chunks_are_zstd)
+{
+	static const struct wopts opt[2] = {{64, 4, 0, -1, 0, 0}, {16384, 4, 0, -1, 0, 0}};
+	static const char *scen[2] = {
+		"{\"count\": 60, \"steps\": 14, \"seed\": 9,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [6, 6], \"mode\": \"steer\"}}",
+		"{\"count\": 20000, \"steps\": 6, \"seed\": 9,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [150, 150], \"mode\": \"wrap\"}}"};
+	long size, header_end, frame_end[64], index_end, off;
+	unsigned char *all, *raw = malloc(16384), *fresh = malloc(ZSTD_compressBound(16384));
+	int nframes, k, t, stored = 0, frames = 0, noise = 0;
+	ZSTD_CCtx *zc = ZSTD_createCCtx();
+	ZSTD_DCtx *zd = ZSTD_createDCtx();
+
+	ck_assert(raw && fresh && zc && zd);
+	ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, 1)));
+	make_dir();
+	for (t = 0; t < 2; t++) {
+		write_run_opts(scen[t], path_in("z.bin"), TRAJ_BIN, UINT64_MAX, &opt[t]);
+		all = slurp(path_in("z.bin"), &size);
+		ck_assert_uint_eq(traj_get_u32(all + 12), TRAJ_FLAG_ZSTD);
+		nframes = record_ends(all, size, &header_end, frame_end, 64, &index_end);
+		ck_assert_int_eq(nframes, t ? 7 : 15);
+		off = header_end;
+		for (k = 0; k < nframes; k++) {
+			const unsigned char *pay = all + off + TRAJ_FRAME_HEADER;
+			const uint64_t rlen = traj_get_u64(all + off + 20);
+			const uint32_t nk = traj_get_u32(pay + 4), cs = traj_get_u32(pay);
+			const unsigned char *z = pay + 8 + 4 * (size_t)nk;
+			uint32_t c;
+
+			ck_assert_uint_eq(cs, opt[t].chunk);
+			for (c = 0; c < nk; c++) {
+				const uint32_t zl = traj_get_u32(pay + 8 + 4 * c);
+				const size_t rl = rlen - (uint64_t)c * cs < cs ? rlen - (uint64_t)c * cs : cs;
+				size_t fl;
+
+				if (zl == rl) {
+					memcpy(raw, z, rl);
+					stored++;
+				} else {
+					ck_assert_uint_lt(zl, rl);
+					ck_assert_uint_eq(ZSTD_getFrameContentSize(z, zl), rl);
+					ck_assert_uint_eq(ZSTD_decompressDCtx(zd, raw, rl, z, zl), rl);
+					frames++;
+				}
+				noise += traj_chunk_is_noise(raw, rl);
+				fl = ZSTD_compress2(zc, fresh, ZSTD_compressBound(16384), raw, rl);
+				ck_assert(!ZSTD_isError(fl));
+				if (traj_chunk_is_noise(raw, rl) || fl >= rl)
+					ck_assert_msg(zl == rl, "frame %d, chunk %u: %u bytes, stored "
+						      "would be %zu", k, c, zl, rl);
+				else
+					ck_assert_msg(zl == fl && memcmp(fresh, z, zl) == 0,
+						      "frame %d, chunk %u: %u bytes, a new context "
+						      "writes %zu", k, c, zl, fl);
+				z += zl;
+			}
+			off = frame_end[k];
+		}
+		free(all);
+	}
+	/* each kind seen: frames, stored chunks, stored for noise */
+	ck_assert_msg(frames > 0 && stored > 0 && noise > 0, "%d frames, %d stored, %d noise",
+		      frames, stored, noise);
+	ZSTD_freeCCtx(zc);
+	ZSTD_freeDCtx(zd);
+	free(raw);
+	free(fresh);
+	remove_dir();
+}
+END_TEST
+
+/* A frame record made by hand as make_frame, its one chunk given as the
+ * bytes z (zl of them) for a stream of rlen bytes. */
+static size_t frame_of_chunk(unsigned char *out, uint32_t count, uint32_t codec, size_t rlen,
+			     const unsigned char *z, size_t zl)
+{
+	size_t plen = 8 + 4 + zl;
+
+	memcpy(out, TRAJ_FRAME_TAG, 4);
+	traj_put_u64(out + 4, 0);
+	traj_put_u32(out + 12, count);
+	traj_put_u32(out + 16, codec);
+	traj_put_u64(out + 20, rlen);
+	traj_put_u64(out + 28, plen);
+	traj_put_u32(out + 40, TRAJ_CHUNK_SIZE);
+	traj_put_u32(out + 44, 1);
+	traj_put_u32(out + 48, (uint32_t)zl);
+	memcpy(out + 52, z, zl);
+	traj_put_u32(out + 36, (uint32_t)crc32(crc32(0L, out, 36), out + 40, (uInt)plen));
+	return TRAJ_FRAME_HEADER + plen;
+}
+
+/* The reader takes a Zstandard chunk only as the format says: the bytes
+ * themselves when exactly as long as the chunk, else exactly one frame,
+ * shorter, whose header gives the chunk's length; and the flag only in
+ * version 3. Each refusal is made from a chunk that reads. */
+START_TEST(test_zstd_chunks_refused)
+{
+	static const uint32_t id_ok[4] = {2, 9, 40, 3}, g_ok[4] = {0, 0, 0, 1};
+	unsigned char *b = malloc(1 << 16), t[4096], z[8192], z2[8192];
+	char msg[UTIL_ERR_MAX];
+	size_t rl, zl, zl2;
+	long hl;
+	int rc;
+	ZSTD_CCtx *zc = ZSTD_createCCtx();
+
+	ck_assert(b && zc);
+	make_dir();
+	hl = agents_header(b, TRAJ_FLAG_AGENTS | TRAJ_FLAG_ZSTD);
+	rl = planes_stream(t, 4, id_ok, g_ok, NULL);
+	zl = ZSTD_compress(z, sizeof z, t, rl, 19);
+	ck_assert(!ZSTD_isError(zl) && zl < rl);
+	/* a frame, and the bytes stored, read */
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z, zl),
+				    &rc, msg), 1);
+	ck_assert_msg(rc == 0, "%s", msg);
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, t, rl),
+				    &rc, msg), 1);
+	ck_assert_msg(rc == 0, "%s", msg);
+	/* a byte after the frame; a frame cut short; the stored bytes and one
+	 * more; a frame of other bytes (one fewer) */
+	memcpy(z2, z, zl);
+	z2[zl] = 0;
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z2, zl + 1),
+				    &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "does not decompress"), "%s", msg);
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z, zl - 1),
+				    &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "does not decompress"), "%s", msg);
+	memcpy(z2, t, rl);
+	z2[rl] = 0;
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z2, rl + 1),
+				    &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "does not decompress"), "%s", msg);
+	zl2 = ZSTD_compress(z2, sizeof z2, t, rl - 1, 19);
+	ck_assert(!ZSTD_isError(zl2));
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z2, zl2),
+				    &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "does not decompress"), "%s", msg);
+	/* a frame whose header does not give its size */
+	ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, 19)));
+	ck_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_contentSizeFlag, 0)));
+	zl2 = ZSTD_compress2(zc, z2, sizeof z2, t, rl);
+	ck_assert(!ZSTD_isError(zl2) && zl2 < rl);
+	ck_assert_uint_eq(ZSTD_getFrameContentSize(z2, zl2), ZSTD_CONTENTSIZE_UNKNOWN);
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z2, zl2),
+				    &rc, msg), 0);
+	ck_assert_msg(rc == -1 && strstr(msg, "does not decompress"), "%s", msg);
+	/* the flag in a version 2 file */
+	frame_of_chunk(b + hl, 4, 1, rl, z, zl);
+	b[8] = 2;
+	traj_put_u32(b + hl - 4, (uint32_t)crc32(0L, b, (uInt)(hl - 4)));
+	read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z, zl), &rc, msg);
+	ck_assert_msg(rc == -2 && strstr(msg, "flags 0x3"), "%s", msg);
+	b[8] = 3;
+	traj_put_u32(b + hl - 4, (uint32_t)crc32(0L, b, (uInt)(hl - 4)));
+	ck_assert_int_eq(read_built(b, hl + (long)frame_of_chunk(b + hl, 4, 1, rl, z, zl),
+				    &rc, msg), 1);
+	ZSTD_freeCCtx(zc);
+	free(b);
 	remove_dir();
 }
 END_TEST
@@ -1722,6 +1908,8 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_agents_reader_refuses);
 	tcase_add_test(tc, test_noise_chunks);
 	tcase_add_test(tc, test_chunks_are_deflates);
+	tcase_add_test(tc, test_chunks_are_zstd);
+	tcase_add_test(tc, test_zstd_chunks_refused);
 	tcase_add_test(tc, test_predict_exact);
 	tcase_add_test(tc, test_error_kinds);
 	suite_add_tcase(s, tc);

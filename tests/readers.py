@@ -169,6 +169,36 @@ def forge(kind, data):
         if kind == "huge-payload":
             fr[0][28:36] = struct.pack("<Q", 10**8 * nf * 4)
         frame_crc(fr[0])
+    elif kind.startswith("zstd-"):
+        # frame 1's first chunk, a Zstandard frame (a delta frame of boids
+        # that moved as predicted), made into what the format refuses
+        import zstandard
+        pay = fr[1][40:]
+        n = struct.unpack_from("<I", pay, 4)[0]
+        lens = list(struct.unpack_from("<%dI" % n, pay, 8))
+        off = 8 + 4 * n
+        chunk = bytes(pay[off:off + lens[0]])
+        size = zstandard.frame_content_size(chunk)
+        assert len(chunk) < size, "frame 1's first chunk is stored"
+        if kind == "zstd-trailing":
+            chunk += b"\0"
+        elif kind == "zstd-cut":
+            chunk = chunk[:-1]
+        elif kind == "zstd-nosize":
+            raw = zstandard.ZstdDecompressor().decompress(chunk)
+            chunk = zstandard.ZstdCompressor(level=19, write_content_size=False).compress(raw)
+        elif kind == "zstd-longer":
+            raw = zstandard.ZstdDecompressor().decompress(chunk)
+            chunk = raw + b"\0"
+        elif kind == "zstd-version2":
+            head[8:10] = struct.pack("<H", 2)
+            head = with_scenario(head, sc)
+        lens[0] = len(chunk)
+        pay = (bytes(pay[:8]) + struct.pack("<%dI" % n, *lens) + chunk
+               + bytes(pay[off + struct.unpack_from("<I", pay, 8)[0]:]))
+        fr[1] = bytearray(bytes(fr[1][:40]) + pay)
+        fr[1][28:36] = struct.pack("<Q", len(pay))
+        frame_crc(fr[1])
     elif kind == "scenario-array":
         head = with_scenario(head, b"[1, 2]")
     elif kind == "scenario-invalid":

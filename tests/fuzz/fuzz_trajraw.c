@@ -5,7 +5,8 @@
  * is a binary trajectory in a raw form: each frame record's payload is
  * its decoded stream (the frame header's r bytes, boidsim-trajectory(5)),
  * which this harness compresses (codec 0: one zlib stream; the others: a
- * chunk table of RAW_CHUNK-byte chunks), setting z and every CRC (header,
+ * chunk table of RAW_CHUNK-byte chunks, zlib streams or, with header flag
+ * 2, Zstandard frames or stored), setting z and every CRC (header,
  * frames, index, end record) and moving the index's offsets with the
  * frames. The file made is read as fuzz_traj.h reads. Records it cannot
  * follow, and input that is not a binary trajectory, go as they are.
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "fuzz_traj.h"
 
@@ -88,10 +90,31 @@ static size_t put_stream(struct out *z, const unsigned char *raw, size_t len)
 	return zl;
 }
 
+/* Appends len raw bytes to z as one Zstandard frame (level 1), or as
+ * they are when no frame is shorter, as the writer does; their length, or
+ * 0 when it cannot. */
+static size_t put_zstd(struct out *z, const unsigned char *raw, size_t len)
+{
+	size_t zl = ZSTD_compressBound(len);
+	unsigned char *at = room(z, zl);
+
+	if (at == NULL)
+		return 0;
+	zl = ZSTD_compress(at, zl, raw, len, 1);
+	if (ZSTD_isError(zl))
+		return 0;
+	if (zl >= len) {
+		memcpy(at, raw, len);
+		zl = len;
+	}
+	z->n += zl;
+	return zl;
+}
+
 /* The frame's payload for its codec from its raw bytes, into z (empty):
- * 0 when made. */
+ * 0 when made. zstd: the header's flag 2. */
 static int compress_payload(uint32_t codec, const unsigned char *raw, size_t len,
-			    struct out *z)
+			    int zstd, struct out *z)
 {
 	const size_t nchunks = (len + RAW_CHUNK - 1) / RAW_CHUNK;
 	unsigned char head[8] = {0};
@@ -108,7 +131,7 @@ static int compress_payload(uint32_t codec, const unsigned char *raw, size_t len
 	for (k = 0; k < nchunks; k++) {
 		const size_t lo = k * RAW_CHUNK, n = len - lo < RAW_CHUNK ? len - lo : RAW_CHUNK;
 
-		if ((zl = put_stream(z, raw + lo, n)) == 0)
+		if ((zl = zstd ? put_zstd(z, raw + lo, n) : put_stream(z, raw + lo, n)) == 0)
 			return -1;
 		traj_put_u32(z->p + table + 4 * k, (uint32_t)zl);
 	}
@@ -147,7 +170,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t size)
 			memcpy(h, d + at, TRAJ_FRAME_HEADER);
 			z.n = 0;
 			if (compress_payload(traj_get_u32(h + 16), d + at + TRAJ_FRAME_HEADER,
-					     (size_t)raw, &z) != 0)
+					     (size_t)raw, (traj_get_u32(d + 12) & TRAJ_FLAG_ZSTD) != 0,
+					     &z) != 0)
 				break;
 			traj_put_u64(h + 28, (uint64_t)z.n);
 			traj_put_u32(h + 36, (uint32_t)crc32_z(crc32(0L, h, 36), z.p, z.n));
