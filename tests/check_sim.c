@@ -60,6 +60,73 @@ static float *run_with_threads(const struct scenario *sc, int threads, enum sim_
 	return block;
 }
 
+/* _i: a 2D flock, a 3D one with a hue, a 2D one with boids removed (its
+ * ids sparse, ranks through f->rank), each large enough for the threads
+ * to split the id order's loops: the frame is each row's values at its
+ * rank, bit for bit, for 1, 2 and 3 threads, and the state is left as it
+ * was. */
+START_TEST(test_id_order_large)
+{
+	static const char *const SCEN[] = {
+		"{\"count\": 70000, \"steps\": 2, \"seed\": 5,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [300, 300], \"mode\": \"wrap\"}}",
+		"{\"dimensions\": 3, \"count\": 70000, \"steps\": 2, \"seed\": 5,"
+		" \"hue\": {\"weight\": 0.5},"
+		" \"bounds\": {\"min\": [0, 0, 0], \"max\": [60, 60, 60], \"mode\": \"wrap\"}}",
+		"{\"count\": 140000, \"steps\": 2, \"seed\": 5,"
+		" \"population\": [{\"step\": 1, \"remove\": 50000}],"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [400, 400], \"mode\": \"wrap\"}}"};
+	struct scenario sc;
+	struct sim s;
+	struct util_err err;
+	float *want[FLOCK_FIELDS_MAX] = {0}, *got[FLOCK_FIELDS_MAX] = {0};
+	size_t n, r, k;
+	int nf, fi, t, dims;
+	uint64_t step;
+
+	load_ok(SCEN[_i], &sc);
+	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
+	for (step = 0; step < sc.steps; step++)
+		sim_step(&s);
+	n = s.flock.n;
+	dims = s.flock.dims;
+	nf = flock_fields(&s.flock);
+	ck_assert_uint_ge(n, 70000);
+	ck_assert_int_eq(s.flock.rank != NULL, _i == 2);
+	ck_assert_int_eq(nf, 2 * dims + (_i == 1));
+	for (fi = 0; fi < nf; fi++) {
+		want[fi] = malloc(n * sizeof(float));
+		got[fi] = malloc(n * sizeof(float));
+		ck_assert(want[fi] && got[fi]);
+	}
+	for (r = 0; r < n; r++) {
+		k = flock_rank(&s.flock, s.flock.id[r]);
+		for (fi = 0; fi < 2 * dims; fi++)
+			want[fi][k] = fi < dims ? s.flock.pos[fi][r] : s.flock.vel[fi - dims][r];
+		if (nf > 2 * dims)
+			want[2 * dims][k] = flock_hue_turns(s.flock.hue[0][r], s.flock.hue[1][r]);
+	}
+	for (t = 1; t <= 3; t++) {
+#ifdef _OPENMP
+		omp_set_num_threads(t);
+#endif
+		for (fi = 0; fi < nf; fi++)
+			memset(got[fi], 0xff, n * sizeof(float));
+		flock_to_id_order(&s.flock, got);
+		for (fi = 0; fi < nf; fi++)
+			ck_assert_msg(memcmp(want[fi], got[fi], n * sizeof(float)) == 0,
+				      "scenario %d, %d threads: field %d differs", _i, t, fi);
+		ck_assert_msg(sim_check(&s, &err) == 0, "%s", err.msg);
+	}
+	for (fi = 0; fi < nf; fi++) {
+		free(want[fi]);
+		free(got[fi]);
+	}
+	sim_free(&s);
+	scenario_free(&sc);
+}
+END_TEST
+
 /* _i: dims x mode. Bytes must be identical for 1, 2 and 3 threads. */
 START_TEST(test_thread_count_invariance)
 {
@@ -391,6 +458,7 @@ Suite *sim_suite(void)
 	tcase_add_loop_test(tc, test_invariants_every_step, 0, 8);
 	tcase_add_test(tc, test_invariant_check_catches);
 	tcase_add_test(tc, test_flock_layout);
+	tcase_add_loop_test(tc, test_id_order_large, 0, 3);
 	tcase_add_loop_test(tc, test_numerical_safety, 0, 4);
 	tcase_add_test(tc, test_flocking_emerges);
 	tcase_add_test(tc, test_polarization_values);
