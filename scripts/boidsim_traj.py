@@ -1130,6 +1130,36 @@ def _csv_row_ok(line, nint, nf):
             and all(abs(float(x)) < _F32_OVERFLOW for x in f[nint:]))
 
 
+def _csv_bad_column(line, nint, nf):
+    """The 1-based column at which boidsim's reader refuses a CSV row, as
+    it reports it: the start of the first field that is not a number in
+    the grammar (or out of range), or that the right separator does not
+    follow (a comma; after the last field, the end of the line); 0 when
+    the row is sound."""
+    fields = (line[:-1] if line.endswith("\n") else line).split(",")
+    want, start = nint + nf, 0
+    for k, x in enumerate(fields[:want]):
+        if k < nint:
+            ok = (re.fullmatch(_CSV_UINT, x) is not None
+                  and int(x) < (2**32 if nint == 3 and k > 0 else 2**64))
+        else:
+            ok = (re.fullmatch(_CSV_VALUE, x) is not None
+                  and abs(float(x)) < _F32_OVERFLOW)
+        if not ok:
+            return start + 1
+        if k + 1 < min(len(fields), want):
+            start += len(x) + 1
+    return start + 1 if len(fields) != want else 0
+
+
+def _csv_row_error(path, line_no, line, nint, nf):
+    """boidsim's one line for a CSV row that is not in the grammar."""
+    return TrajectoryError("%s:%d:%d: expected %d comma-separated numbers "
+                           "(see boidsim-trajectory(5))"
+                           % (path, line_no, max(1, _csv_bad_column(line, nint, nf)),
+                              nint + nf))
+
+
 def _step_key(line):
     """The step of a CSV row, as boidsim compares it: a number when the
     first field is digits."""
@@ -1243,9 +1273,7 @@ class CsvTrajectory(_Trajectory):
                         break
                     # each row checked as it is read, as boidsim does
                     if not _csv_row_ok(line, 2, len(names) - 2):
-                        raise TrajectoryError("%s:%d: expected %d comma-separated numbers "
-                                              "(see boidsim-trajectory(5))"
-                                              % (path, count + 2, len(names)))
+                        raise _csv_row_error(path, count + 2, line, 2, len(names) - 2)
                     if step0 is None:
                         step0 = step
                     elif step != step0:
@@ -1303,34 +1331,32 @@ class CsvTrajectory(_Trajectory):
         if isinstance(raw, _GzipTail) and raw.cut:
             raise EOFError("gzip stream cut short")
 
-    def _load_rows(self, lines, index, nint):
-        """A frame's rows, each checked against the CSV grammar of
-        boidsim-trajectory(5) as boidsim checks it: (the nint integer
+    def _load_rows(self, lines, index, nint, line0):
+        """A frame's rows (the first on line line0 of the file), each
+        checked against the CSV grammar of boidsim-trajectory(5) as boidsim
+        checks it, and refused with its line and column: (the nint integer
         columns as lists of Python ints, the values as float32 (rows,
         fields)), each value read in binary64 and rounded to binary32."""
         nf = len(self.header["fields"])
         line_re = _csv_line_re(nint, nf)
         for k, line in enumerate(lines):
             if not line_re.fullmatch(line):
-                raise TrajectoryError("%s: frame %d, row %d: expected %d comma-separated "
-                                      "numbers (see boidsim-trajectory(5)): %r"
-                                      % (self.path, index, k, nint + nf, line[:80]))
+                raise _csv_row_error(self.path, line0 + k, line, nint, nf)
         cols = list(zip(*(line.split(",", nint)[:nint] for line in lines)))
         ints = [[int(x) for x in c] for c in cols]
         a = np.loadtxt(lines, delimiter=",", dtype=np.float64, ndmin=2,
                        usecols=range(nint, nint + nf))
-        # binary32's largest value and half an ulp above round to it
-        if (np.abs(a) >= _F32_OVERFLOW).any():
-            raise TrajectoryError("%s: frame %d: a value beyond binary32's range"
-                                  % (self.path, index))
-        if any(x >= 2**64 for x in ints[0]) or (nint == 3 and any(
-                x >= 2**32 for c in ints[1:] for x in c)):
-            raise TrajectoryError("%s: frame %d: a step beyond 2^64-1, or a group or id "
-                                  "beyond 2^32-1" % (self.path, index))
+        # binary32's largest value and half an ulp above round to it; a
+        # step beyond 2^64-1, or with agents a group or id beyond 2^32-1
+        big = (np.abs(a) >= _F32_OVERFLOW).any(axis=1).tolist()
+        for k, line in enumerate(lines):
+            if big[k] or ints[0][k] >= 2**64 or ints[1][k] >= (2**32 if nint == 3 else 2**64) \
+                    or (nint == 3 and ints[2][k] >= 2**32):
+                raise _csv_row_error(self.path, line0 + k, line, nint, nf)
         return ints, a.astype(np.float32)
 
-    def _parse(self, lines, index):
-        ints, vals = self._load_rows(lines, index, 2)
+    def _parse(self, lines, index, line0):
+        ints, vals = self._load_rows(lines, index, 2, line0)
         if len(vals) != self.count:
             raise TrajectoryError("%s: frame %d: expected %d rows" % (self.path, index,
                                                                       self.count))
@@ -1344,14 +1370,14 @@ class CsvTrajectory(_Trajectory):
         return (step, vals[:, :d].copy(), vals[:, d:2 * d].copy(),
                 vals[:, 2 * d].copy() if self.has_hue else None, None, None)
 
-    def _check_cut_frame(self, lines, index):
+    def _check_cut_frame(self, lines, index, line0):
         """The whole rows of a frame that the file's end cuts short, each
         checked as boidsim's reader checks a row as it reads it: in the
         grammar, and without agents of the frame's step and the next id."""
         if not lines:
             return
         nint = 3 if self.has_agents else 2
-        ints, _ = self._load_rows(lines, index, nint)
+        ints, _ = self._load_rows(lines, index, nint, line0)
         if self.has_agents:
             bad = _check_agents(np.array(ints[2], np.uint32), np.array(ints[1], np.uint32))
             if bad:
@@ -1360,8 +1386,8 @@ class CsvTrajectory(_Trajectory):
             raise TrajectoryError("%s: frame %d: rows are not one step's boids in id order"
                                   % (self.path, index))
 
-    def _parse_agents(self, lines, index):
-        ints, vals = self._load_rows(lines, index, 3)
+    def _parse_agents(self, lines, index, line0):
+        ints, vals = self._load_rows(lines, index, 3, line0)
         if len(vals) > self.count:
             raise TrajectoryError("%s: frame %d: expected at most %d rows"
                                   % (self.path, index, self.count))
@@ -1378,10 +1404,11 @@ class CsvTrajectory(_Trajectory):
                 vals[:, 2 * d].copy() if self.has_hue else None, ids, groups)
 
     def _read_frames(self, split, parse):
-        """Yields parse(lines, index) for each frame's rows, as split(f)
-        cuts the file after its header row into (rows, whole) per frame,
-        with the cut and damage handling both layouts share."""
-        index = 0
+        """Yields parse(lines, index, line0) for each frame's rows, as
+        split(f) cuts the file after its header row into (rows, whole) per
+        frame, line0 being the line number of the frame's first row, with
+        the cut and damage handling both layouts share."""
+        index, line0 = 0, 2
         with self._open() as f:
             try:
                 f.readline()
@@ -1391,12 +1418,14 @@ class CsvTrajectory(_Trajectory):
                         # the rows before the cut are read and checked
                         # first, as boidsim reads them: a bad one there is
                         # damage, not a cut
-                        self._check_cut_frame([x for x in lines if x.endswith("\n")], index)
+                        self._check_cut_frame([x for x in lines if x.endswith("\n")], index,
+                                              line0)
                         self._cut("%s: file cut short in frame %d"
                                   % (self.path, index))
                         break
-                    yield parse(lines, index)
+                    yield parse(lines, index, line0)
                     index += 1
+                    line0 += len(lines)
                 else:
                     self._check_tail(f)
             except EOFError:
@@ -1411,12 +1440,9 @@ class CsvTrajectory(_Trajectory):
         """With agents: a frame is the run of rows with one step; a row
         that is not in the grammar is damage in the frame it is read in."""
         lines, step = [], None
-        for line in f:
+        for line_no, line in enumerate(f, 2):
             if line.endswith("\n") and not _csv_row_ok(line, 3, len(self.header["fields"])):
-                raise TrajectoryError("%s: frame after step %s: expected %d comma-separated "
-                                      "numbers (see boidsim-trajectory(5)): %r"
-                                      % (self.path, step, 3 + len(self.header["fields"]),
-                                         line[:80]))
+                raise _csv_row_error(self.path, line_no, line, 3, len(self.header["fields"]))
             s = _step_key(line)
             if lines and s != step:
                 yield lines, True

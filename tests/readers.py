@@ -10,6 +10,7 @@
 #   readers.py csvdiff BOIDSIM DIR FILE.csv...   CSV variants through both readers
 import gzip
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -48,6 +49,27 @@ def py_verdict(path):
     if t.truncated or t.header.get("status") == "missing":
         return "incomplete %d" % n
     return "ok %d" % n
+
+
+GRAMMAR = re.compile(r"\S+:[0-9]+:[0-9]+: expected [0-9]+ comma-separated numbers "
+                     r"\(see boidsim-trajectory\(5\)\)")
+
+
+def same_grammar_line(boidsim, path, bad, name):
+    """For a CSV row boidsim refuses as not in the grammar: the Python
+    reader names the same line and column, in the same words."""
+    p = subprocess.run([boidsim, "verify", path], capture_output=True, text=True)
+    c = GRAMMAR.search(p.stdout + p.stderr)
+    if c is None:
+        return
+    try:
+        for _ in boidsim_traj.open_trajectory(path).frames():
+            pass
+        said = "(read it)"
+    except boidsim_traj.TrajectoryError as e:
+        said = str(e)
+    if c.group(0) not in said:
+        bad.append("%s: boidsim says %r, python %r" % (name, c.group(0), said))
 
 
 def compare(boidsim, path, bad, name=None):
@@ -280,6 +302,9 @@ def csvdiff(boidsim, work, args):
                 n += 1
                 c = compare(boidsim, path, bad, "%s %s" % (os.path.basename(src), name))
                 verdicts[c.split()[0]] = verdicts.get(c.split()[0], 0) + 1
+                if c.startswith("damaged"):
+                    same_grammar_line(boidsim, path, bad,
+                                      "%s %s (.%s)" % (os.path.basename(src), name, ext))
                 if c.startswith("ok") and ext == "csv":
                     p = subprocess.run([boidsim, "info", path], capture_output=True, text=True)
                     want = [l.split()[-1] for l in p.stdout.splitlines() if l.startswith("digest:")]
