@@ -6,7 +6,10 @@ boidsim writes a run's trajectory as a binary file (``.bin``, format version
 (``.csv``) or as gzip'd CSV (``.csv.gz``). This module reads all three, with
 every codec of the binary format (lossless byte planes, XOR deltas, deltas
 of predicted positions, and the lossy quantised frames of
-``output.precision``); it needs only numpy. The
+``output.precision``); it needs numpy, and for binary files whose chunks
+are Zstandard frames (the default since header flag 2, ``output.compressor``)
+the ``zstandard`` module (Debian: python3-zstandard), imported only when
+such a file is read. The
 format is detected from the file's first bytes, so a renamed file (or a CSV
 run's ``.partial`` leftover) still reads.
 
