@@ -21,7 +21,11 @@ ENV = "BOIDSIM_PYTHON"
 # Set in the environment of the run started again, so that it never
 # starts itself again in turn.
 _AGAIN = "BOIDSIM_PYTHON_AGAIN"
-DEBIAN = "python3-numpy python3-matplotlib"
+# Each module's Debian package, for the one line of Missing.
+DEBIAN = {"numpy": "python3-numpy", "matplotlib": "python3-matplotlib",
+          "zstandard": "python3-zstandard"}
+# A binary trajectory's first bytes (boidsim-trajectory(5)).
+MAGIC = b"\x89BOID\r\n\x1a"
 # The fewest pixels a picture has a side: below, matplotlib's tiles and
 # the encoders fail late, with a traceback or an encoder's log.
 MIN_PIXELS = 32
@@ -67,6 +71,21 @@ def _works(python, modules):
         return False
 
 
+def trajectory_modules(path):
+    """What reading the trajectory at path needs besides numpy: zstandard
+    for a binary file whose chunks are Zstandard frames (header flag 2),
+    nothing for any other file, or one that cannot be read here (standard
+    input, a missing file: the reader says why later)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return ()
+    if len(head) == 16 and head[:8] == MAGIC and int.from_bytes(head[12:16], "little") & 2:
+        return ("zstandard",)
+    return ()
+
+
 def need(configured=None, modules=("numpy", "matplotlib")):
     """Returns when this interpreter is the one to use and imports modules;
     otherwise replaces the process with the script run by the Python to
@@ -75,7 +94,8 @@ def need(configured=None, modules=("numpy", "matplotlib")):
     # Popped, so that the scripts this one may start choose for themselves.
     again = os.environ.pop(_AGAIN, None)
     chosen = os.environ.get(ENV)
-    names = " and ".join(modules)
+    names = " and ".join(modules) if len(modules) < 3 else \
+        "%s and %s" % (", ".join(modules[:-1]), modules[-1])
     if chosen and not again:
         try:
             _run_with(chosen)
@@ -84,16 +104,17 @@ def need(configured=None, modules=("numpy", "matplotlib")):
     err = _imports(modules)
     if err is None:
         return
+    debian = " ".join(DEBIAN.get(m, m) for m in modules)
     if chosen:
         raise Missing("needs %s, which %s=%s cannot import (%s); point %s at a Python 3 "
-                      "that has them" % (names, ENV, chosen, err, ENV))
+                      "that has them (Debian: %s)" % (names, ENV, chosen, err, ENV, debian))
     if not again:
         for p in _candidates(configured):
             if _works(p, modules):
                 _run_with(p)
     raise Missing("needs %s, which %s cannot import (%s), nor can any other Python tried "
                   "(configure's, /usr/bin/python3, python3 on PATH); set %s to a Python 3 "
-                  "that has them (Debian: %s)" % (names, sys.executable, err, ENV, DEBIAN))
+                  "that has them (Debian: %s)" % (names, sys.executable, err, ENV, debian))
 
 
 def plain_text_agg():
