@@ -215,6 +215,39 @@ def forge(kind, data):
         elif kind == "zstd-version2":
             head[8:10] = struct.pack("<H", 2)
             head = with_scenario(head, sc)
+        elif kind == "zstd-empty":
+            chunk = b""
+        elif kind == "zstd-skippable":
+            # a skippable frame (of content size 0 to a decoder) first
+            chunk = b"\x50\x2a\x4d\x18" + struct.pack("<I", 0) + chunk
+        elif kind == "zstd-two-frames":
+            raw = zstandard.ZstdDecompressor().decompress(chunk)
+            chunk = b"".join(zstandard.ZstdCompressor(level=1).compress(h)
+                             for h in (raw[:size // 2], raw[size // 2:]))
+        elif kind == "zstd-checksum":
+            raw = zstandard.ZstdDecompressor().decompress(chunk)
+            chunk = zstandard.ZstdCompressor(level=1, write_checksum=True).compress(raw)
+        else:
+            # the frame's blocks under a header of another kind: with a
+            # dictionary ID, another content size, a large window (not a
+            # single segment); or one more RLE block than the content size
+            fhd = chunk[4]
+            blocks = chunk[5 + (0 if fhd & 0x20 else 1) + (0, 1, 2, 4)[fhd & 3]
+                           + ((1 if fhd & 0x20 else 0), 2, 4, 8)[fhd >> 6]:]
+            fhd, mid, fcs = 0xe0, b"", size
+            if kind == "zstd-dictid":
+                fhd, mid = 0xe3, struct.pack("<I", 12345)
+            elif kind in ("zstd-size-more", "zstd-size-less"):
+                fcs = size + (1 if kind == "zstd-size-more" else -1)
+            elif kind == "zstd-window":
+                fhd, mid = 0xc0, bytes([(30 - 10) << 3])
+            elif kind == "zstd-rle-more":
+                assert blocks[0] & 1, "one block"
+                blocks = (bytes([blocks[0] & 0xfe]) + blocks[1:]
+                          + struct.pack("<I", (1000 << 3) | 2 | 1)[:3] + b"\0")
+            else:
+                raise SystemExit("unknown kind " + kind)
+            chunk = b"\x28\xb5\x2f\xfd" + bytes([fhd]) + mid + struct.pack("<Q", fcs) + blocks
         lens[0] = len(chunk)
         pay = (bytes(pay[:8]) + struct.pack("<%dI" % n, *lens) + chunk
                + bytes(pay[off + struct.unpack_from("<I", pay, 8)[0]:]))
