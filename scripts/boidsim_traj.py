@@ -820,7 +820,10 @@ class BinaryTrajectory(_Trajectory):
         try:
             # the frame's header gives its size (so the output is bounded)
             if len(data) < size and zstandard.frame_content_size(data) == size:
-                d = zstandard.ZstdDecompressor().decompressobj()
+                # (any window a frame may have, as boidsim's reader,
+                # which decodes into the chunk: the content size bounds
+                # what is allocated)
+                d = zstandard.ZstdDecompressor(max_window_size=2**31).decompressobj()
                 out = d.decompress(data)
                 if not d.eof or d.unused_data:
                     out = b""
