@@ -1074,18 +1074,27 @@ static int reserve_streams(struct traj_reader *r, struct util_err *err)
 	return 0;
 }
 
+/* The calling thread's slot among the per-thread streams (reserve_streams
+ * made one for every thread a parallel loop may use), or -1. */
+static int thread_slot(const struct traj_reader *r)
+{
+	int tid = 0;
+
+#ifdef _OPENMP
+	tid = omp_get_thread_num();
+#endif
+	return tid < r->nzs ? tid : -1;
+}
+
 /* Exactly one whole zlib stream of len bytes, inflating to exactly
  * out_len bytes, with this thread's stream. */
 static int inflate_exact(struct traj_reader *r, const unsigned char *in, size_t len,
 			 unsigned char *out, size_t out_len)
 {
-	int tid = 0, rc;
+	int tid = thread_slot(r), rc;
 	z_stream *zs;
 
-#ifdef _OPENMP
-	tid = omp_get_thread_num();
-#endif
-	if (tid >= r->nzs)
+	if (tid < 0)
 		return -1;
 	zs = r->zs[tid];
 	if (zs == NULL) {
@@ -1113,7 +1122,7 @@ static int inflate_exact(struct traj_reader *r, const unsigned char *in, size_t 
 static int unzstd_exact(struct traj_reader *r, const unsigned char *in, size_t len,
 			unsigned char *out, size_t out_len)
 {
-	int tid = 0;
+	int tid;
 	ZSTD_DCtx *zd;
 	size_t got;
 
@@ -1126,10 +1135,7 @@ static int unzstd_exact(struct traj_reader *r, const unsigned char *in, size_t l
 	if (len > out_len || ZSTD_findFrameCompressedSize(in, len) != len ||
 	    ZSTD_getFrameContentSize(in, len) != out_len)
 		return -1;
-#ifdef _OPENMP
-	tid = omp_get_thread_num();
-#endif
-	if (tid >= r->nzs)
+	if ((tid = thread_slot(r)) < 0)
 		return -1;
 	zd = r->zd[tid];
 	if (zd == NULL && !(zd = r->zd[tid] = ZSTD_createDCtx()))
