@@ -849,11 +849,16 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		/* Step 0, every K-th, the last, and wherever a stop is asked. */
 		if (o->output && (sim.step % sc.every == 0 || sim.step == sc.steps || stop)) {
 			double tw = util_seconds();
+			/* the writer's arrays: the frame stays there as the next
+			 * one's base, not copied */
+			float *const *out = w ? traj_writer_fields(w, err) : frame;
 
-			agents.n = agents_n = sim_frame(&sim, frame, ag ? agents.id : NULL,
+			if (out == NULL)
+				goto failed;
+			agents.n = agents_n = sim_frame(&sim, out, ag ? agents.id : NULL,
 							ag ? agents.group : NULL);
-			if (w && (ag ? traj_write_frame_agents(w, sim.step, frame, ag, err) :
-				  traj_write_frame(w, sim.step, frame, err)) != 0)
+			if (w && (ag ? traj_write_frame_agents(w, sim.step, out, ag, err) :
+				  traj_write_frame(w, sim.step, out, err)) != 0)
 				goto failed;
 			t_out += util_seconds() - tw;
 		}

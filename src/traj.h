@@ -235,6 +235,16 @@ void traj_writer_set_partial(struct traj_writer *w);
 int traj_write_frame(struct traj_writer *w, uint64_t step,
 		     float *const fields[TRAJ_FIELDS_MAX], struct util_err *err);
 
+/* Arrays for the next frame's fields, count floats each, owned by the
+ * writer (freed by traj_writer_close or traj_writer_abort); NULL when
+ * memory runs out. A frame written from them is kept where it is as the
+ * base of the next frame's delta, where a frame in the caller's own arrays
+ * is copied (a lossless binary file's frame of 2D 1M is 16 MB), and the
+ * next call hands out the other of two sets. Their contents on return are
+ * unspecified, and the caller may not touch a set once written until it is
+ * handed out again. */
+float *const *traj_writer_fields(struct traj_writer *w, struct util_err *err);
+
 /* Files with TRAJ_FLAG_AGENTS only (a must not be NULL): fields hold a->n
  * floats each (0 <= a->n <= count), agents in increasing (group, id)
  * order, strictly, every group below TRAJ_GROUPS, and a predator's hue 0;

@@ -60,7 +60,16 @@ struct traj_writer {
 	 * need: the previous frame's bits, or its quantised integers. */
 	float *const *cur;
 	const uint32_t *cur_id, *cur_group; /* with agents */
-	uint32_t *prev;
+	uint32_t *prev;     /* the previous frame's fields where they were copied */
+	/* The previous frame's values of each stored field, float bits or u32,
+	 * accessed by memcpy: a row of prev, or an array of own. */
+	unsigned char *pv[TRAJ_STORED_FIELDS_MAX];
+	/* traj_writer_fields: two sets of nf arrays of count floats, filled by
+	 * the caller in turn, so that a frame written from one set stays as the
+	 * next delta's base where it is, instead of being copied into prev (16
+	 * MB a frame of 2D 1M, docs/PERFORMANCE.md, "2026-12-08"). */
+	float *own[2][TRAJ_FIELDS_MAX];
+	int own_next;       /* the set traj_writer_fields hands out next */
 	int64_t *q, *qprev;
 	size_t vcap;        /* values the frame buffers (prev, or q to exc) hold */
 	uint64_t *zz;       /* lossy: zigzag differences, field after field */
@@ -546,15 +555,16 @@ static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int del
 			 * neither the loop with the test inside nor, for its
 			 * cost model, the one without. */
 			const float *restrict x = w->cur[f];
-			const uint32_t *restrict p = w->prev + (size_t)f * n;
+			const unsigned char *restrict p = w->pv[f];
 
 			if (delta) {
 				#pragma omp simd
 				for (i = i0; i < i1; i++) {
-					uint32_t u;
+					uint32_t u, v;
 
 					memcpy(&u, &x[i], 4);
-					out[i] = (unsigned char)((u ^ p[i]) >> sh);
+					memcpy(&v, p + 4 * i, 4);
+					out[i] = (unsigned char)((u ^ v) >> sh);
 				}
 			} else {
 				#pragma omp simd
@@ -566,13 +576,15 @@ static void fill_planes(const struct traj_writer *w, size_t a, size_t e, int del
 				}
 			}
 		} else {
-			const uint32_t *p = w->prev + (size_t)f * n;
+			const unsigned char *p = w->pv[f];
 
 			for (i = i0; i < i1; i++) {
-				uint32_t u = int_field(w, (size_t)f, i);
+				uint32_t u = int_field(w, (size_t)f, i), v;
 
-				if (delta)
-					u ^= p[i];
+				if (delta) {
+					memcpy(&v, p + 4 * i, 4);
+					u ^= v;
+				}
 				out[i] = (unsigned char)(u >> sh);
 			}
 		}
@@ -808,11 +820,14 @@ static int index_add(struct traj_writer *w, uint64_t step, uint32_t codec, uint3
 /* Room for a frame of n agents in the buffers a frame is made from and
  * the next one's delta taken against. They grow only for a frame larger
  * than any before, which is a key frame (its count differs from the
- * previous frame's), so what they held is not needed. */
-static int frame_room(struct traj_writer *w, size_t n, struct util_err *err)
+ * previous frame's), so what they held is not needed. A lossless frame
+ * whose every field is kept where it is (own) needs no prev. */
+static int frame_room(struct traj_writer *w, size_t n, int keep_all, struct util_err *err)
 {
 	size_t need = n * (size_t)w->nfs, cap;
 
+	if (w->precision <= 0 && keep_all)
+		return 0;
 	if (need <= w->vcap && (w->prev || w->q))
 		return 0;
 	cap = need > 2 * w->vcap ? need : 2 * w->vcap;
@@ -847,16 +862,18 @@ static void predict_positions(struct traj_writer *w, double h)
 	int d;
 
 	for (d = 0; d < w->dims; d++) {
-		uint32_t *restrict x = w->prev + (size_t)d * n;
+		unsigned char *restrict x = w->pv[d];
 		const float *restrict v = w->cur[w->dims + d];
 		size_t i;
 
 		#pragma omp parallel for simd schedule(static) if (n >= w->parallel_min)
 		for (i = 0; i < n; i++) {
-			uint32_t u;
+			uint32_t u, p;
 
 			memcpy(&u, &v[i], 4);
-			x[i] = traj_predict(x[i], u, h);
+			memcpy(&p, x + 4 * i, 4);
+			p = traj_predict(p, u, h);
+			memcpy(x + 4 * i, &p, 4);
 		}
 	}
 }
@@ -870,10 +887,16 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	 * changes: a delta frame has the count of the frame before it. */
 	int key = w->frames % w->key_interval == 0 || w->n != w->prev_n;
 	int lossy = w->precision > 0, bad = 0, f, b;
+	/* the frame is in the arrays traj_writer_fields handed out: they stay
+	 * as the next delta's base (the ids and groups of agents are copied) */
+	int own = w->own[w->own_next][0] != NULL && !lossy, kept;
 	uint32_t codec;
 	uLong crc;
 
-	if (frame_room(w, n, err) != 0)
+	for (f = 0; own && f < w->nf; f++)
+		own = fields[f] == w->own[w->own_next][f];
+	kept = own && w->nfs == w->nf;
+	if (frame_room(w, n, kept, err) != 0)
 		return -1;
 	w->cur = fields;
 	if (lossy) {
@@ -1005,13 +1028,14 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 		w->q = t;
 	} else {
 		/* The fields in blocks, over the threads (a frame of a million
-		 * boids is 16 MB or more). */
+		 * boids is 16 MB or more), but for those kept where they are. */
 		const size_t blk = 65536, nb = (n + blk - 1) / blk;
-		long j, nj = (long)((size_t)w->nfs * nb);
+		const int f0 = own ? w->nf : 0;
+		long j, nj = (long)((size_t)(w->nfs - f0) * nb);
 
 		#pragma omp parallel for schedule(static) if (n >= w->parallel_min && nj > 1)
 		for (j = 0; j < nj; j++) {
-			const int fi = (int)((size_t)j / nb);
+			const int fi = f0 + (int)((size_t)j / nb);
 			const size_t lo = ((size_t)j % nb) * blk, m = lo + blk < n ? blk : n - lo;
 			const void *src = fi < w->nf ? (const void *)fields[fi] :
 					  fi == w->nf ? (const void *)w->cur_id :
@@ -1020,6 +1044,11 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 			memcpy(w->prev + (size_t)fi * n + lo, (const uint32_t *)src + lo,
 			       m * sizeof(uint32_t));
 		}
+		for (f = 0; f < w->nfs; f++)
+			w->pv[f] = f < f0 ? (unsigned char *)fields[f]
+					  : (unsigned char *)(w->prev + (size_t)f * n);
+		if (own)
+			w->own_next ^= 1;
 	}
 	w->chain = key ? 1 : w->chain + 1;
 	w->prev_n = w->n;
@@ -1083,6 +1112,18 @@ static int write_frame(struct traj_writer *w, uint64_t step,
 		}
 	}
 	return rc;
+}
+
+float *const *traj_writer_fields(struct traj_writer *w, struct util_err *err)
+{
+	float **set = w->own[w->own_next];
+	int f;
+
+	for (f = 0; f < w->nf; f++)
+		if (set[f] == NULL &&
+		    !(set[f] = util_alloc((size_t)w->count, sizeof(float), err)))
+			return NULL;
+	return set;
 }
 
 int traj_write_frame(struct traj_writer *w, uint64_t step,
@@ -1228,7 +1269,7 @@ void traj_writer_mark(const struct traj_writer *w, uint64_t *bytes, uint32_t *cr
 
 static void writer_free(struct traj_writer *w)
 {
-	int t;
+	int t, f;
 
 	for (t = 0; t < 2 * w->nzs; t++)
 		if (w->zs[t]) {
@@ -1243,6 +1284,9 @@ static void writer_free(struct traj_writer *w)
 	if (w->gz_fd >= 0)
 		close(w->gz_fd);
 	util_free(w->prev);
+	for (t = 0; t < 2; t++)
+		for (f = 0; f < TRAJ_FIELDS_MAX; f++)
+			util_free(w->own[t][f]);
 	util_free(w->q);
 	util_free(w->qprev);
 	util_free(w->zz);

@@ -1560,6 +1560,116 @@ START_TEST(test_predict_exact)
 }
 END_TEST
 
+/* Frames written from the writer's own arrays (traj_writer_fields, kept as
+ * the next delta's base) are the bytes of frames written from the caller's
+ * (copied), in any mix of the two: lossless with predicted positions, with
+ * agents whose count changes, and lossy. */
+START_TEST(test_writer_fields_same_bytes)
+{
+	enum { N = 3000, FRAMES = 14 };
+	/* per frame: 0 the caller's arrays, 1 the writer's */
+	static const int mixes[3][FRAMES] = {
+		{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+		{1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1}};
+	static const double precisions[2] = {0, 1e-3};
+	float *frames = malloc((size_t)FRAMES * 4 * N * sizeof(float));
+	uint32_t *id = malloc(N * sizeof *id), *group = calloc(N, sizeof *group);
+	uint32_t lcg = 777;
+	size_t i;
+	int agents, pr, m, k, d;
+
+	ck_assert(frames && id && group);
+	make_dir();
+	for (i = 0; i < N; i++)
+		id[i] = (uint32_t)i;
+	for (i = 0; i < (size_t)FRAMES * 4 * N; i++) {
+		size_t k0 = i / (4 * N), r = i % (4 * N);
+
+		lcg = lcg * 1664525u + 1013904223u;
+		/* positions moving with their velocities, a few jumps */
+		frames[i] = k0 == 0 || (lcg >> 28) == 0
+			? (float)(lcg >> 8) / 16777216.0f * 50.0f
+			: frames[i - 4 * N] + (r < 2 * N ? 0.03f * frames[i - 4 * N + 2 * N] : 0.0f);
+	}
+	for (agents = 0; agents < 2; agents++)
+		for (pr = 0; pr < 2; pr++) {
+			unsigned char *ref = NULL;
+			long ref_size = 0;
+
+			for (m = 0; m < 3; m++) {
+				struct util_err err = {0};
+				struct traj_writer *w = open_writer(
+					path_in("f.bin"), TRAJ_BIN, 2, 0, agents ? TRAJ_FLAG_AGENTS : 0,
+					N, 1, "boidsim test", "{\"seed\": 1}", 1, precisions[pr], &err);
+				float *const *last = NULL;
+				unsigned char *b;
+				long size;
+
+				ck_assert_msg(w != NULL, "%s", err.msg);
+				traj_writer_set_chunk_size(w, 4096);
+				traj_writer_set_key_interval(w, 5);
+				traj_writer_set_predict(w, 0.03);
+				for (k = 0; k < FRAMES; k++) {
+					/* agents: the count drops for two frames */
+					struct traj_agents a = {agents && (k == 6 || k == 7) ? N - 7 : N,
+								id, group};
+					float *mine[TRAJ_FIELDS_MAX] = {0};
+					float *const *f = mine;
+					int rc;
+
+					for (d = 0; d < 4; d++)
+						mine[d] = frames + ((size_t)k * 4 + d) * N;
+					if (mixes[m][k]) {
+						f = traj_writer_fields(w, &err);
+						ck_assert_msg(f != NULL, "%s", err.msg);
+						/* lossless: two sets in turn, never the one
+						 * just written */
+						if (pr == 0 && last && mixes[m][k - 1])
+							ck_assert_ptr_ne(f[0], last[0]);
+						for (d = 0; d < 4; d++)
+							memcpy(f[d], mine[d], (size_t)a.n * sizeof(float));
+					}
+					rc = agents ? traj_write_frame_agents(w, (uint64_t)k, f, &a, &err)
+						    : traj_write_frame(w, (uint64_t)k, f, &err);
+					ck_assert_msg(rc == 0, "%s", err.msg);
+					last = f;
+				}
+				ck_assert_msg(traj_writer_close(w, TRAJ_COMPLETE, &err) == 0, "%s",
+					      err.msg);
+				b = slurp(path_in("f.bin"), &size);
+				if (m == 0) {
+					struct frames got;
+
+					ref = b;
+					ref_size = size;
+					/* the reference itself reads back, bit for bit */
+					if (pr == 0 && !agents) {
+						load_frames(path_in("f.bin"), &got, 1);
+						ck_assert_int_eq(got.n, FRAMES);
+						for (k = 0; k < FRAMES; k++)
+							ck_assert_msg(memcmp(frame_values(&got, k),
+									     frames + (size_t)k * 4 * N,
+									     (size_t)4 * N * sizeof(float)) == 0,
+								      "frame %d differs", k);
+						free_frames(&got);
+					}
+					continue;
+				}
+				ck_assert_msg(size == ref_size && memcmp(b, ref, (size_t)size) == 0,
+					      "agents %d, precision %g, mix %d: other bytes", agents,
+					      precisions[pr], m);
+				free(b);
+			}
+			free(ref);
+		}
+	free(frames);
+	free(id);
+	free(group);
+	remove_dir();
+}
+END_TEST
+
 START_TEST(test_noise_chunks)
 {
 	enum { LEN = 256 << 10 };
@@ -1910,6 +2020,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_chunks_are_zstd);
 	tcase_add_test(tc, test_zstd_chunks_refused);
 	tcase_add_test(tc, test_predict_exact);
+	tcase_add_test(tc, test_writer_fields_same_bytes);
 	tcase_add_test(tc, test_error_kinds);
 	suite_add_tcase(s, tc);
 	return s;
