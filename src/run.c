@@ -757,7 +757,11 @@ int run_scenario(const struct run_opts *o, const struct ctx *ctx, struct run_res
 		/* With predators or a population schedule, frames hold agents:
 		 * ids and groups, and a count that may change. */
 		cap = sim_frame_capacity(&sc);
-		for (d = 0; d < flock_fields(&sim.flock); d++)
+		/* The writer hands out the arrays a frame is gathered into
+		 * (traj_writer_fields); these are for a process without one (a
+		 * split run's other ranks) and for reading a resumed run's
+		 * frames back. */
+		for (d = 0; (!writer || o->resume) && d < flock_fields(&sim.flock); d++)
 			if (!(frame[d] = util_alloc((size_t)cap, sizeof(float), err)))
 				goto out;
 		if (sim_has_agents(&sc)) {

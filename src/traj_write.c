@@ -896,6 +896,15 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	for (f = 0; own && f < w->nf; f++)
 		own = fields[f] == w->own[w->own_next][f];
 	kept = own && w->nfs == w->nf;
+	/* The set written last is this frame's base: written again, its
+	 * prediction would overwrite the positions being written. */
+	for (f = 0; !lossy && w->frames > 0 && f < w->nf; f++)
+		if ((const unsigned char *)fields[f] == w->pv[f]) {
+			util_err_set(err, "%s: step %" PRIu64 ": a frame in the arrays of the "
+				     "frame before (traj_writer_fields hands out the next)",
+				     w->path, step);
+			return -1;
+		}
 	if (frame_room(w, n, kept, err) != 0)
 		return -1;
 	w->cur = fields;

@@ -1663,6 +1663,28 @@ START_TEST(test_writer_fields_same_bytes)
 			}
 			free(ref);
 		}
+	/* the set just written, written again as the next frame: refused (its
+	 * prediction would overwrite the positions); lossy frames keep no set */
+	for (pr = 0; pr < 2; pr++) {
+		struct util_err err = {0};
+		struct traj_writer *w = open_writer(path_in("g.bin"), TRAJ_BIN, 2, 0, 0, N, 1,
+						    "boidsim test", "{\"seed\": 1}", 1,
+						    precisions[pr], &err);
+		float *const *f;
+
+		ck_assert_msg(w != NULL, "%s", err.msg);
+		traj_writer_set_predict(w, 0.03);
+		f = traj_writer_fields(w, &err);
+		ck_assert_ptr_nonnull(f);
+		for (d = 0; d < 4; d++)
+			memcpy(f[d], frames + (size_t)d * N, N * sizeof(float));
+		ck_assert_int_eq(traj_write_frame(w, 0, f, &err), 0);
+		ck_assert_int_eq(traj_write_frame(w, 1, f, &err), pr == 0 ? -1 : 0);
+		if (pr == 0)
+			ck_assert_msg(strstr(err.msg, "arrays of the frame before") != NULL, "%s",
+				      err.msg);
+		traj_writer_abort(w, NULL);
+	}
 	free(frames);
 	free(id);
 	free(group);
