@@ -442,13 +442,14 @@ int checkpoint_read(const char *path, struct sim *s, const char *scenario_json,
 	f->n = (size_t)h.n;
 	if (f->rank) {
 		/* What the schedule allows at this step: exactly its ids so
-		 * far, and at least 1 and at most its bound of boids, all live
-		 * ids increasing and below the next. */
+		 * far, and at most its bound of boids (none is allowed: a
+		 * schedule may take them all), all live ids increasing and
+		 * below the next. */
 		uint32_t next = get_u32(&r);
 		uint64_t ids, most, parked;
 
 		scenario_population_at(s->sc, s->step, &ids, &most, &parked);
-		if (next != ids || h.n < 1 || h.n > most)
+		if (next != ids || h.n > most)
 			r.bad = 1;
 		for (i = 0; i < f->n && !r.bad; i++) {
 			f->id[i] = get_u32(&r);

@@ -487,14 +487,14 @@ size_t flock_apply_event(struct flock *f, const struct scenario *cur,
 			within_speeds(f, f->n++, cur);
 		}
 	} else {
-		/* The highest ids first, never the last boid: rank, then slot,
-		 * marks the ones to go (id_next is free scratch between steps).
-		 * Disabled boids are kept in that order. */
+		/* The highest ids first, down to no boid at all: rank, then
+		 * slot, marks the ones to go (id_next is free scratch between
+		 * steps). Disabled boids are kept in that order. */
 		uint32_t *slot_of = f->id_next, r;
 
 		for (k = 0; k < f->n; k++)
 			slot_of[f->rank[f->id[k]]] = (uint32_t)k;
-		for (r = (uint32_t)f->n; r-- > 0 && done < ev->n && done + 1 < f->n;) {
+		for (r = (uint32_t)f->n; r-- > 0 && done < ev->n;) {
 			k = slot_of[r];
 			if (ev->has_region && !in_region(f, k, ev->rmin, ev->rmax))
 				continue;

@@ -95,7 +95,7 @@ int flock_check_room(const struct scenario *sc, size_t parallel_min, struct util
 /* Applies population event ev (scenario.h) at a step: adds boids drawn as
  * at the start (by their new ids) in its region, with the speeds of the
  * parameters in force (cur), or removes the boids with the highest ids (in
- * its region, when it has one), never the last boid; disables them as it
+ * its region, when it has one), down to none; disables them as it
  * removes them, keeping their ids and state aside; enables the last
  * disabled, with the ids and state they had. Slots keep their order;
  * added and enabled boids go last. Returns the number of boids it acted

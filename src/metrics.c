@@ -187,6 +187,21 @@ void metrics_compute(struct metrics *m, const struct flock *f, const struct grid
 		row->has_hue = 1;
 		row->hue_order = sqrt(acc[HUE] * acc[HUE] + acc[HUE + 1] * acc[HUE + 1]) / n;
 	}
+	if (count == 0) {
+		/* No boid (a population schedule took them all): every mean
+		 * is over nothing; NAN, not 0/0, whose sign is the CPU's. */
+		row->polarization = row->milling = row->mean_speed = NAN;
+		row->gyration = row->nn_distance = row->hue_order = NAN;
+		for (d = 0; d < 3; d++)
+			row->centroid[d] = NAN;
+		row->groups = 0;
+	}
+}
+
+/* %.9g, but a NaN is "nan" whatever its sign and the C library. */
+static int put_value(FILE *fp, double v)
+{
+	return isnan(v) ? fprintf(fp, ",nan") : fprintf(fp, ",%.9g", v);
 }
 
 int metrics_write_header(FILE *fp, int dims, int has_hue)
@@ -199,17 +214,18 @@ int metrics_write_header(FILE *fp, int dims, int has_hue)
 int metrics_write_row(FILE *fp, int dims, uint64_t step, double dt,
 		      const struct metrics_row *row)
 {
-	int rc = fprintf(fp, "%llu,%.17g,%.9g,%.9g,%.9g,%.9g,%.9g", (unsigned long long)step,
-			 (double)step * dt, row->polarization, row->milling, row->mean_speed,
-			 row->centroid[0], row->centroid[1]);
+	const double v[] = {row->polarization, row->milling, row->mean_speed,
+			    row->centroid[0], row->centroid[1], row->centroid[2],
+			    row->gyration, row->nn_distance};
+	int rc = fprintf(fp, "%llu,%.17g", (unsigned long long)step, (double)step * dt), i;
 
-	if (rc >= 0 && dims == 3)
-		rc = fprintf(fp, ",%.9g", row->centroid[2]);
+	for (i = 0; rc >= 0 && i < (int)(sizeof v / sizeof v[0]); i++)
+		if (i != 5 || dims == 3)
+			rc = put_value(fp, v[i]);
 	if (rc >= 0)
-		rc = fprintf(fp, ",%.9g,%.9g,%llu", row->gyration, row->nn_distance,
-			     (unsigned long long)row->groups);
+		rc = fprintf(fp, ",%llu", (unsigned long long)row->groups);
 	if (rc >= 0 && row->has_hue)
-		rc = fprintf(fp, ",%.9g", row->hue_order);
+		rc = put_value(fp, row->hue_order);
 	if (rc >= 0)
 		rc = fprintf(fp, "\n");
 	return rc < 0 ? -1 : 0;

@@ -1469,11 +1469,12 @@ static int parse_population(const struct load_ctx *c, const cJSON *root, struct 
 			parked -= ev->n;
 			high += ev->n;
 		} else {
-			/* A removal in a region takes what it finds there, and no
-			 * removal ever takes the last boid (flock_apply_event). */
-			if (!ev->has_region && ev->n >= high) {
-				fail(c, sub, "would leave no boid (at most %" PRIu64 " before it)",
-				     high);
+			/* A removal in a region takes what it finds there; one
+			 * without takes at most every boid (the count slider of
+			 * seed 000 goes down to 0). */
+			if (!ev->has_region && ev->n > high) {
+				fail(c, sub, "more boids than there are before it (at most %" PRIu64
+				     ")", high);
 				return -1;
 			}
 			if (!ev->has_region)

@@ -565,6 +565,38 @@ START_TEST(test_metrics_known)
 	metrics_free(&m);
 	sim_free(&s);
 	scenario_free(&sc);
+	/* No boid at all (a schedule disabled them): every mean "nan", 0
+	 * groups, in 2D and 3D, with a hue */
+	for (d = 2; d <= 3; d++) {
+		char json[300], line[200];
+		FILE *fp = tmpfile();
+
+		snprintf(json, sizeof json,
+			 "{\"dimensions\": %d, \"count\": 30, \"steps\": 3, \"hue\": {},"
+			 " \"bounds\": {\"min\": [0, 0%s], \"max\": [10, 10%s]},"
+			 " \"population\": [{\"step\": 1, \"disable\": 30}]}", d,
+			 d == 3 ? ", 0" : "", d == 3 ? ", 10" : "");
+		load_ok(json, &sc);
+		ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
+		ck_assert_int_eq(metrics_init(&m, 30, &err), 0);
+		sim_step(&s);
+		sim_step(&s);
+		ck_assert_uint_eq(s.flock.n, 0);
+		sim_measure(&s, &m, &row);
+		ck_assert(isnan(row.polarization) && isnan(row.nn_distance) &&
+			  isnan(row.centroid[0]) && isnan(row.hue_order));
+		ck_assert_uint_eq(row.groups, 0);
+		ck_assert_ptr_nonnull(fp);
+		ck_assert_int_eq(metrics_write_row(fp, d, 2, 0.5, &row), 0);
+		rewind(fp);
+		ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+		ck_assert_str_eq(line, d == 2 ? "2,1,nan,nan,nan,nan,nan,nan,nan,0,nan\n"
+					      : "2,1,nan,nan,nan,nan,nan,nan,nan,nan,0,nan\n");
+		fclose(fp);
+		metrics_free(&m);
+		sim_free(&s);
+		scenario_free(&sc);
+	}
 }
 END_TEST
 

@@ -34,7 +34,7 @@ if __name__ == "__main__" and sys.argv[1:2] != ["--screenshot"]:
     import boidsim_traj  # noqa: E402
 
 PY = sys.executable
-N_TESTS = 16
+N_TESTS = 17
 tap_n = 0
 failed = 0
 
@@ -378,6 +378,9 @@ def main():
         "--every", "1")
     sim(W + "/a.bin", "scenarios/predators/attack2d.json", "--steps", "210",
         "--set", "output.every=10")
+    # Every boid disabled, then some back: frames of the predators alone.
+    sim(W + "/z.bin", "scenarios/predators/attack2d.json", "--steps", "30", "--every", "1",
+        "--set", 'population=[{"step":5,"disable":1500},{"step":20,"enable":600}]')
     # By hand: three boids in a 100x75 box, heading east, north and
     # south-west; the first frame has them elsewhere.
     box2 = {"min": [0, 0], "max": [100, 75], "mode": "reflect"}
@@ -403,7 +406,7 @@ def main():
 
     made = {}
     for name, src, extra in (("r2", "r2.bin", ["--trail", "3"]), ("r2gz", "r2.csv.gz", []),
-                             ("r3", "r3.bin", []), ("a", "a.bin", []),
+                             ("r3", "r3.bin", []), ("a", "a.bin", []), ("z", "z.bin", []),
                              ("h2", "h2.bin", ["--boid-size", "14"]),
                              ("h3", "h3.bin", ["--boid-size", "14"]),
                              ("sc", "sc.bin", ["--boid-size", "10"])):
@@ -428,7 +431,7 @@ def main():
     try:
         b.open_tab(640, 480)
         opened = []
-        for k in ("r2", "r2gz", "r3", "a", "h2", "h3", "sc"):
+        for k in ("r2", "r2gz", "r3", "a", "z", "h2", "h3", "sc"):
             if k in bad:
                 continue
             try:
@@ -437,7 +440,7 @@ def main():
             except Exception as e:
                 comment("%s.html: %s" % (k, e))
         probs = b.problems()
-        result(len(opened) == 7 - len(bad) and not probs and not bad,
+        result(len(opened) == 8 - len(bad) and not probs and not bad,
                "the pages open from file:// in headless Chromium: no error, no warning, "
                "no request for anything else", "\n".join(probs))
 
@@ -458,6 +461,20 @@ def main():
         why = compare(b, W + "/a.bin")
         result(why is None, "agents (attack2d): per-frame boid and predator counts, ids and "
                "positions are the reader's", why)
+
+        b.goto(W + "/z.html")
+        why = compare(b, W + "/z.bin")
+        if why is None:
+            # a frame of no boid drawn (step 10; one frame a step)
+            b.goto(W + "/z.html", "frame=10")
+            b.eval("window.boidsimViewer.drawn()")
+            g = b.eval("window.boidsimViewer.frame(10)")
+            if g["nb"] != 0 or g["np"] != 3:
+                why = "frame 10: %s boids, %s predators; 0 and 3 expected" % (g["nb"], g["np"])
+        if why is None and b.problems():
+            why = "\n".join(b.problems())
+        result(why is None, "a population taken to no boid and back: frames of the predators "
+               "alone, counts, ids and positions the reader's, no error", why)
 
         # The fragment sets the frame and the colour mode, at opening and later.
         b.goto(W + "/r2.html", "frame=7&color=speed&trail=2")
