@@ -155,6 +155,7 @@ struct load_ctx {
 	const struct scenario_override *ov;
 	int n_ov;
 	struct util_err *err;
+	int stage; /* a schedule's stage: the run's population is not its own */
 };
 
 static int path_has_prefix(const char *path, const char *prefix, size_t plen)
@@ -1709,6 +1710,7 @@ static int parse_schedule(const struct load_ctx *c, const cJSON *root, struct sc
 		sub.file = file;
 		sub.ov = NULL;
 		sub.n_ov = 0;
+		sub.stage = 1;
 		if (validate(&sub, work, &stage->sc) != 0)
 			goto fail;
 		/* The hue is state: a schedule can tune it, not start it. */
@@ -1779,7 +1781,7 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 	if (read_uint(c, root, "dimensions", 2, 3, 0, 2, &dims) != 0)
 		return -1;
 	sc->dims = (int)dims;
-	if (read_uint(c, root, "count", 1, SCENARIO_COUNT_MAX, 1, 0, &sc->count) ||
+	if (read_uint(c, root, "count", 0, SCENARIO_COUNT_MAX, 1, 0, &sc->count) ||
 	    read_uint(c, root, "steps", 0, SCENARIO_INT_MAX, 1, 0, &sc->steps) ||
 	    read_real(c, root, "dt", 0, 1, VM, 1.0, &sc->dt) ||
 	    read_seed(c, root, &sc->seed) ||
@@ -1966,6 +1968,13 @@ static int validate(const struct load_ctx *c, const cJSON *root, struct scenario
 				  NUM(reach), NUM(SCENARIO_REACH_MAX));
 			return -1;
 		}
+	}
+	/* A sky that starts empty is filled by the schedule (seed 004 places
+	 * its boids with the mouse); one that stays empty has nothing to run. */
+	if (!c->stage && sc->capacity == 0 && sc->n_predators == 0) {
+		fail(c, "count", "0 boids, and no population add and no predator: nothing to "
+		     "simulate");
+		return -1;
 	}
 	/* Refuse before allocating: the arrays must fit in size_t and in RAM. */
 	per = SCENARIO_BYTES_PER_BOID + (sc->has_hue ? SCENARIO_HUE_BYTES_PER_BOID : 0) +
@@ -2285,7 +2294,7 @@ int scenario_load_string(const char *name, const char *text, size_t len,
 			 const struct scenario_override *ov, int n_ov,
 			 struct scenario *sc, struct util_err *err)
 {
-	struct load_ctx c = {name, ov, n_ov, err};
+	struct load_ctx c = {name, ov, n_ov, err, 0};
 	const char *end = NULL;
 	cJSON *root = NULL;
 	size_t bad, i;

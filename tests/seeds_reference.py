@@ -689,6 +689,33 @@ def c000_slider_zero():
     return None
 
 
+@case("seed 004: boids placed with the mouse into an empty sky (count 0): none until the first click, then each batch inside its region with the next ids")
+def c004_empty_sky():
+    pop = ('population=[{"step": 5, "add": 10, "region": {"min": [20, 20], "max": [24, 24]}}, '
+           '{"step": 15, "add": 10, "region": {"min": [120, 60], "max": [126, 66]}}]')
+    run_csv("javafx-2d-attractor-then-repeller", "-empty", [pop, "count=0"])
+    by_step = {}
+    with open(os.path.join(WORK, "javafx-2d-attractor-then-repeller-empty.csv"), newline="") as f:
+        rd = csv.reader(f)
+        head = next(rd)
+        for row in rd:
+            by_step.setdefault(int(row[0]), []).append(row)
+    # (a CSV has no line for a frame of no agents)
+    if min(by_step) != 5 or sorted(by_step) != list(range(5, STEPS + 1)):
+        return f"steps with boids: {sorted(by_step)[:3]}..., expected 5 to {STEPS}"
+    c, x = head.index("id"), head.index("x")
+    for t, ids, lo, hi in ((5, range(10), (20, 20), (24, 24)),
+                           (15, range(10, 20), (120, 60), (126, 66))):
+        rows = {int(r[c]): r for r in by_step[t]}
+        if sorted(rows) != list(range(ids.stop)):
+            return f"step {t}: ids {sorted(rows)[:4]}..., expected 0 .. {ids.stop - 1}"
+        for i in ids:
+            p = [float(v) for v in rows[i][x:x + 2]]
+            if not all(lo[d] <= p[d] <= hi[d] for d in range(2)):
+                return f"step {t}: boid {i} at {p}, outside its batch's region {lo}-{hi}"
+    return None
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     print(f"1..{len(CASES)}")
