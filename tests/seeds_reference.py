@@ -42,6 +42,13 @@ def run(name, *overrides):
 def run_csv(name, tag, overrides):
     """Runs a systems scenario for STEPS steps, every step to CSV: its
     effective scenario, the CSV header, and the rows by step."""
+    sc, head, frames = run_csv_by_step(name, tag, overrides)
+    return sc, head, [frames[k] for k in sorted(frames)]
+
+
+def run_csv_by_step(name, tag, overrides):
+    """run_csv's, the rows in a dict by step (a CSV has no line for a frame
+    of no agents, so steps may be missing)."""
     path = os.path.join(SYS, name + ".json")
     out = os.path.join(WORK, name + tag + ".csv")
     sets = []
@@ -59,7 +66,7 @@ def run_csv(name, tag, overrides):
         head = next(rd)
         for row in rd:
             frames.setdefault(int(row[0]), []).append(row)
-    return sc, head, [frames[k] for k in sorted(frames)]
+    return sc, head, frames
 
 
 def run_once(name, *overrides):
@@ -660,15 +667,9 @@ def c002_noise_exact():
 @case("seed 000: the count slider down to 0 and back: no boid for those steps, then the last disabled with the state they had")
 def c000_slider_zero():
     pop = 'population=[{"step": 20, "disable": 200}, {"step": 40, "enable": 120}]'
-    run_csv("desktop-2d-return-to-centre", "-slider0", [pop, "count=200"])
+    _, head, by_step = run_csv_by_step("desktop-2d-return-to-centre", "-slider0",
+                                       [pop, "count=200"])
     _, phead, plain = run_csv("desktop-2d-return-to-centre", "-noslider", ["count=200"])
-    by_step = {}
-    with open(os.path.join(WORK, "desktop-2d-return-to-centre-slider0.csv"), newline="") as f:
-        rd = csv.reader(f)
-        head = next(rd)
-        for row in rd:
-            by_step.setdefault(int(row[0]), []).append(row)
-    # (a CSV has no line for a frame of no agents)
     steps = sorted(by_step)
     if steps != list(range(20)) + list(range(40, STEPS + 1)):
         gone = sorted(set(range(STEPS + 1)) - set(steps))
@@ -693,14 +694,8 @@ def c000_slider_zero():
 def c004_empty_sky():
     pop = ('population=[{"step": 5, "add": 10, "region": {"min": [20, 20], "max": [24, 24]}}, '
            '{"step": 15, "add": 10, "region": {"min": [120, 60], "max": [126, 66]}}]')
-    run_csv("javafx-2d-attractor-then-repeller", "-empty", [pop, "count=0"])
-    by_step = {}
-    with open(os.path.join(WORK, "javafx-2d-attractor-then-repeller-empty.csv"), newline="") as f:
-        rd = csv.reader(f)
-        head = next(rd)
-        for row in rd:
-            by_step.setdefault(int(row[0]), []).append(row)
-    # (a CSV has no line for a frame of no agents)
+    _, head, by_step = run_csv_by_step("javafx-2d-attractor-then-repeller", "-empty",
+                                       [pop, "count=0"])
     if min(by_step) != 5 or sorted(by_step) != list(range(5, STEPS + 1)):
         return f"steps with boids: {sorted(by_step)[:3]}..., expected 5 to {STEPS}"
     c, x = head.index("id"), head.index("x")
