@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,22 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+/* A block of CSV rows: its text, and its gzip member for .csv.gz. */
+struct csv_block {
+	char *text;
+	unsigned char *z;
+	size_t len, zlen, z_cap;
+	uLong crc; /* the text's CRC-32 */
+	int rc;    /* zlib's result */
+};
+
+/* The rows of a CSV block, and the most bytes a row takes: the step (20
+ * digits), group and id (10 each), and each value at most 16 ("%.9g" of
+ * a float: "-1.17549435e-38", "-nan"), with the separators. Fixed, so
+ * that the gzip members of a .csv.gz do not depend on the threads. */
+#define TRAJ_CSV_ROWS 16384
+#define TRAJ_CSV_ROW_MAX (20 + 1 + 10 + 1 + 10 + TRAJ_FIELDS_MAX * (1 + 16) + 1)
 
 /* One byte plane of the transformed stream: byte b of field f's values. */
 struct plane {
@@ -35,16 +52,15 @@ struct traj_writer {
 	int agents;        /* TRAJ_FLAG_AGENTS */
 	uint64_t count;    /* boids; with agents the most a frame may hold */
 	uint64_t n, prev_n; /* agents in the frame being written, and in the last */
-	FILE *fp;          /* binary and CSV */
-	gzFile gz;         /* gzip'd CSV */
-	int gz_fd;         /* a second descriptor of the gzip'd file, to fsync it */
+	FILE *fp;
+	int gzip;          /* .csv.gz: the text goes out as gzip members */
 	int to_stdout;
 	char *path;        /* final name */
 	char *tmp;         /* temporary name while writing */
 	char *final;       /* where the file ended up */
 	uint64_t frames, last_step;
 	uint64_t pos;      /* bytes written so far: the offset of the next record */
-	uLong sum;         /* CRC-32 of those bytes (before gzip) */
+	uLong sum;         /* CRC-32 of those bytes (the text, for .csv.gz) */
 	uint64_t synced;   /* the file's size at the last traj_writer_sync */
 	int keep;          /* traj_writer_keep: cut the file to keep_size, never remove it */
 	int partial;       /* traj_writer_set_partial */
@@ -101,9 +117,14 @@ struct traj_writer {
 	uint32_t zero_len, zero_zlen;
 	struct traj_index_entry *idx; /* one per frame written */
 	size_t nidx, idx_cap;
-	char *text;        /* CSV formatting buffer */
 	const uint32_t *ids; /* CSV: the ids of a subset, or NULL */
-	size_t text_cap;
+	/* CSV: a frame's rows in blocks of TRAJ_CSV_ROWS, one block a thread
+	 * at a time, formatted (and for .csv.gz compressed) there, then
+	 * written in order; nblk blocks at a time. */
+	struct csv_block *blk;
+	int nblk;
+	unsigned char *hz; /* .csv.gz: the member of a put() */
+	size_t hz_cap;
 };
 
 static const char *const CODEC_NAMES[TRAJ_CODECS] = {
@@ -180,27 +201,25 @@ int traj_format_guess(const char *path, enum traj_format *fmt)
  * n)): the file's running CRC takes it with crc32_combine, so that a
  * frame's compressed chunks, summed by the threads that made them, are not
  * read a second time by one thread. */
+static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t len,
+		       unsigned char **out, size_t *cap, size_t *olen);
+static int reserve_streams(struct traj_writer *w, struct util_err *err);
+
 static int put_summed(struct traj_writer *w, const void *p, size_t n, uLong crc,
 		      struct util_err *err)
 {
+	size_t zlen;
+	int rc;
+
 	w->pos += n;
 	w->sum = crc32_combine(w->sum, crc, (z_off_t)n);
-	if (w->gz) {
-		while (n > 0) {
-			unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
-
-			if (gzwrite(w->gz, p, chunk) != (int)chunk) {
-				int e;
-				const char *m = gzerror(w->gz, &e);
-
-				util_err_set(err, "%s: write failed: %s", w->path,
-					     e == Z_ERRNO ? strerror(errno) : m);
-				return -1;
-			}
-			p = (const char *)p + chunk;
-			n -= chunk;
+	if (w->gzip) {
+		if ((rc = gzip_member(w, 0, p, n, &w->hz, &w->hz_cap, &zlen)) != Z_OK) {
+			util_err_set(err, "%s: compression failed (zlib %d)", w->path, rc);
+			return -1;
 		}
-		return 0;
+		p = w->hz;
+		n = zlen;
 	}
 	if (fwrite(p, 1, n, w->fp) != n) {
 		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
@@ -257,10 +276,8 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	struct stat st;
 	int fd = -1;
 
-	if (w != NULL) {
-		w->gz_fd = -1;
+	if (w != NULL)
 		w->parallel_min = CTX_PARALLEL_MIN_DEFAULT;
-	}
 	if (w == NULL || !(w->path = strdup(path))) {
 		util_err_set(err, "out of memory");
 		free(w);
@@ -322,26 +339,14 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 	} else if ((fd = outfile_temp(w->path, &w->tmp, err)) < 0) {
 		goto fail;
 	}
-	if (fmt == TRAJ_CSV_GZ) {
-		w->gz_fd = fd;
-		fd = dup(fd);
-		w->gz = fd < 0 ? NULL : gzdopen(fd, "wb6");
-		if (w->gz == NULL) {
-			if (fd >= 0)
-				close(fd);
-			util_err_set(err, "%s: cannot start gzip stream", w->path);
-			goto fail;
-		}
-		gzbuffer(w->gz, 1 << 17);
-	} else {
-		w->fp = fdopen(fd, "wb");
-		if (w->fp == NULL) {
-			close(fd);
-			util_err_set(err, "%s: %s", w->path, strerror(errno));
-			goto fail;
-		}
-		setvbuf(w->fp, NULL, _IOFBF, 1 << 17);
+	w->gzip = fmt == TRAJ_CSV_GZ;
+	w->fp = fdopen(fd, "wb");
+	if (w->fp == NULL) {
+		close(fd);
+		util_err_set(err, "%s: %s", w->path, strerror(errno));
+		goto fail;
 	}
+	setvbuf(w->fp, NULL, _IOFBF, 1 << 17);
 	if (fmt == TRAJ_BIN) {
 		size_t values, bytes;
 
@@ -365,12 +370,7 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		for (f = 0; f < w->nf; f++)
 			sprintf(hdr + strlen(hdr), ",%s", traj_field_name(dims, f));
 		strcat(hdr, "\n");
-		w->text_cap = 1 << 16;
-		if (!(w->text = malloc(w->text_cap))) {
-			util_err_set(err, "out of memory");
-			goto fail;
-		}
-		if (put(w, hdr, strlen(hdr), err) != 0)
+		if (reserve_streams(w, err) != 0 || put(w, hdr, strlen(hdr), err) != 0)
 			goto fail;
 	}
 	return w;
@@ -1064,33 +1064,141 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	return 0;
 }
 
+/* text as one whole gzip member (RFC 1952) at the file's level, by this
+ * thread's stream (a reset stream writes the bytes a new one does), into
+ * *out (grown to the bound). A .csv.gz is a run of such members, which
+ * gzip, zlib's gzread and Python's gzip read as one text: each ends where
+ * its rows do, so that a file cut after one decodes to there, and the
+ * threads compress blocks of a frame at once. */
+static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t len,
+		       unsigned char **out, size_t *cap, size_t *olen)
+{
+	z_stream *zs = w->zs[2 * tid];
+	uLong bound;
+	int rc;
+
+	if (len > UINT_MAX)
+		return Z_BUF_ERROR;
+	if (zs == NULL) {
+		if (!(zs = calloc(1, sizeof *zs)))
+			return Z_MEM_ERROR;
+		/* 15 + 16: the gzip wrapper; memory level 8, as gzopen's */
+		if ((rc = deflateInit2(zs, w->level, Z_DEFLATED, 15 + 16, 8,
+				       Z_DEFAULT_STRATEGY)) != Z_OK) {
+			free(zs);
+			return rc;
+		}
+		w->zs[2 * tid] = zs;
+	} else if ((rc = deflateReset(zs)) != Z_OK) {
+		return rc;
+	}
+	bound = deflateBound(zs, (uLong)len);
+	if (bound > UINT_MAX)
+		return Z_BUF_ERROR;
+	if (*cap < bound) {
+		unsigned char *p = malloc(bound);
+
+		if (p == NULL)
+			return Z_MEM_ERROR;
+		free(*out);
+		*out = p;
+		*cap = bound;
+	}
+	zs->next_in = (Bytef *)(uintptr_t)text;
+	zs->avail_in = (uInt)len;
+	zs->next_out = *out;
+	zs->avail_out = (uInt)bound;
+	rc = deflate(zs, Z_FINISH);
+	*olen = (size_t)zs->total_out;
+	return rc == Z_STREAM_END ? Z_OK : (rc == Z_OK ? Z_BUF_ERROR : rc);
+}
+
+/* Rows i0 .. i1-1 of a frame as CSV text into out (room for
+ * TRAJ_CSV_ROW_MAX bytes a row); returns the bytes. "%.9g": every binary32
+ * value reads back to the same bits. */
+static size_t csv_rows(const struct traj_writer *w, uint64_t step,
+		       float *const fields[TRAJ_FIELDS_MAX], size_t i0, size_t i1, char *out)
+{
+	char *p = out;
+	size_t i;
+	int f;
+
+	for (i = i0; i < i1; i++) {
+		if (w->agents)
+			p += sprintf(p, "%" PRIu64 ",%" PRIu32 ",%" PRIu32, step, w->cur_group[i],
+				     w->cur_id[i]);
+		else
+			p += sprintf(p, "%" PRIu64 ",%" PRIu64, step,
+				     w->ids ? (uint64_t)w->ids[i] : (uint64_t)i);
+		for (f = 0; f < w->nf; f++)
+			p += sprintf(p, ",%.9g", (double)fields[f][i]);
+		*p++ = '\n';
+	}
+	return (size_t)(p - out);
+}
+
+/* A frame's rows, TRAJ_CSV_ROWS a block: nblk blocks at a time formatted
+ * (and gzipped) over the threads, then written in order. Formatting is
+ * about a microsecond a row and deflate's level 6 four more, all on one
+ * thread before: 5 s a frame of 2D 1M (docs/PERFORMANCE.md, "2026-12-08,
+ * later still"). */
 static int write_csv_frame(struct traj_writer *w, uint64_t step,
 			   float *const fields[TRAJ_FIELDS_MAX], struct util_err *err)
 {
-	size_t n = (size_t)w->n, i, len = 0;
-	int f, nf = w->nf;
+	const size_t n = (size_t)w->n, nb = (n + TRAJ_CSV_ROWS - 1) / TRAJ_CSV_ROWS;
+	size_t b0;
+	int k;
 
-	for (i = 0; i < n; i++) {
-		/* %.9g: every binary32 value reads back to the same bits. */
-		if (w->text_cap - len < 256) {
-			if (put(w, w->text, len, err) != 0)
+	if (w->blk == NULL && nb > 0) {
+		if (reserve_streams(w, err) != 0 ||
+		    !(w->blk = util_alloc((size_t)w->nzs, sizeof *w->blk, err)))
+			return -1;
+		w->nblk = w->nzs;
+		for (k = 0; k < w->nblk; k++)
+			if (!(w->blk[k].text = util_alloc_raw(TRAJ_CSV_ROWS, TRAJ_CSV_ROW_MAX,
+							      err)))
 				return -1;
-			len = 0;
-		}
-		if (w->agents)
-			len += (size_t)snprintf(w->text + len, w->text_cap - len,
-						"%" PRIu64 ",%" PRIu32 ",%" PRIu32, step,
-						w->cur_group[i], w->cur_id[i]);
-		else
-			len += (size_t)snprintf(w->text + len, w->text_cap - len,
-						"%" PRIu64 ",%" PRIu64, step,
-						w->ids ? (uint64_t)w->ids[i] : (uint64_t)i);
-		for (f = 0; f < nf; f++)
-			len += (size_t)snprintf(w->text + len, w->text_cap - len, ",%.9g",
-						(double)fields[f][i]);
-		w->text[len++] = '\n';
 	}
-	return put(w, w->text, len, err);
+	for (b0 = 0; b0 < nb; b0 += (size_t)w->nblk) {
+		const long nk = (long)(nb - b0 < (size_t)w->nblk ? nb - b0 : (size_t)w->nblk);
+		long kk;
+
+		#pragma omp parallel for schedule(static, 1) if (nk > 1 && n >= w->parallel_min)
+		for (kk = 0; kk < nk; kk++) {
+			struct csv_block *c = &w->blk[kk];
+			const size_t i0 = (b0 + (size_t)kk) * TRAJ_CSV_ROWS;
+			const size_t i1 = i0 + TRAJ_CSV_ROWS < n ? i0 + TRAJ_CSV_ROWS : n;
+			int tid = 0;
+
+#ifdef _OPENMP
+			tid = omp_get_thread_num();
+#endif
+			c->len = csv_rows(w, step, fields, i0, i1, c->text);
+			c->crc = crc32_z(0L, (const Bytef *)c->text, c->len);
+			c->rc = Z_OK;
+			if (w->gzip)
+				c->rc = tid < w->nzs ? gzip_member(w, tid, c->text, c->len, &c->z,
+								   &c->z_cap, &c->zlen)
+						     : Z_MEM_ERROR;
+		}
+		for (kk = 0; kk < nk; kk++) {
+			const struct csv_block *c = &w->blk[kk];
+			const void *p = w->gzip ? (const void *)c->z : (const void *)c->text;
+			const size_t len = w->gzip ? c->zlen : c->len;
+
+			if (c->rc != Z_OK) {
+				util_err_set(err, "%s: compression failed (zlib %d)", w->path, c->rc);
+				return -1;
+			}
+			w->pos += c->len;
+			w->sum = crc32_combine(w->sum, c->crc, (z_off_t)c->len);
+			if (fwrite(p, 1, len, w->fp) != len) {
+				util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 static int write_frame(struct traj_writer *w, uint64_t step,
@@ -1103,20 +1211,12 @@ static int write_frame(struct traj_writer *w, uint64_t step,
 		w->frames++;
 		w->last_step = step;
 		/* Hand each whole frame to the kernel, so that a killed run's file
-		 * ends on a frame boundary. A gzip'd frame ends with a sync flush:
-		 * the stream is then decodable to there by itself, and a
-		 * checkpoint needs no flush of its own, which would put block
-		 * boundaries where the checkpoints fell and make the bytes of a
-		 * run depend on its checkpoints and its stops. */
-		if (w->fp && fflush(w->fp) != 0) {
+		 * ends on a frame boundary. A gzip'd frame ends with its last
+		 * member, decodable to there by itself; so a checkpoint needs no
+		 * flush of its own, which would make the bytes of a run depend on
+		 * where its checkpoints and its stops fell. */
+		if (fflush(w->fp) != 0) {
 			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
-			rc = -1;
-		} else if (w->gz && gzflush(w->gz, Z_SYNC_FLUSH) != Z_OK) {
-			int e;
-			const char *m = gzerror(w->gz, &e);
-
-			util_err_set(err, "%s: write failed: %s", w->path,
-				     e == Z_ERRNO ? strerror(errno) : m);
 			rc = -1;
 		}
 	}
@@ -1243,17 +1343,9 @@ void traj_writer_set_parallel_min(struct traj_writer *w, size_t n)
 int traj_writer_sync(struct traj_writer *w, struct util_err *err)
 {
 	struct stat st;
-	int fd = w->gz ? w->gz_fd : w->fp ? fileno(w->fp) : -1;
+	int fd = fileno(w->fp);
 
-	if (w->gz) {
-		/* every frame ends with a sync flush (write_frame): what a
-		 * checkpoint covers is in the file already, and the stream's
-		 * bytes do not depend on where checkpoints fell */
-		if (!w->to_stdout && fsync(fd) != 0) {
-			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
-			return -1;
-		}
-	} else if (fflush(w->fp) != 0 || (!w->to_stdout && fsync(fd) != 0)) {
+	if (fflush(w->fp) != 0 || (!w->to_stdout && fsync(fd) != 0)) {
 		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
 		return -1;
 	}
@@ -1290,8 +1382,12 @@ static void writer_free(struct traj_writer *w)
 		ZSTD_freeCCtx(w->zc[t]);
 	free(w->zc);
 	util_free(w->zero_z);
-	if (w->gz_fd >= 0)
-		close(w->gz_fd);
+	for (t = 0; t < w->nblk; t++) {
+		util_free(w->blk[t].text);
+		free(w->blk[t].z);
+	}
+	util_free(w->blk);
+	free(w->hz);
 	util_free(w->prev);
 	for (t = 0; t < 2; t++)
 		for (f = 0; f < TRAJ_FIELDS_MAX; f++)
@@ -1307,7 +1403,6 @@ static void writer_free(struct traj_writer *w)
 	util_free(w->ccrc);
 	util_free(w->crc_rc);
 	util_free(w->idx);
-	free(w->text);
 	free(w->path);
 	free(w->tmp);
 	free(w->final);
@@ -1333,37 +1428,22 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		if (put(w, e, sizeof e, err) != 0)
 			goto out;
 	}
-	if (w->gz) {
-		int zr = gzclose(w->gz);
-
-		w->gz = NULL;
-		if (zr != Z_OK) {
-			util_err_set(err, "%s: write failed: %s", w->path,
-				     zr == Z_ERRNO ? strerror(errno) : "gzip error");
-			goto out;
-		}
-		if (!w->to_stdout && fsync(w->gz_fd) != 0) {
-			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
-			goto out;
-		}
-	} else {
-		if (fflush(w->fp) != 0) {
-			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
-			goto out;
-		}
-		fd = fileno(w->fp);
-		/* Durable before it takes the final name. */
-		if (!w->to_stdout && fsync(fd) != 0) {
-			util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
-			goto out;
-		}
-		if (fclose(w->fp) != 0) {
-			w->fp = NULL;
-			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
-			goto out;
-		}
-		w->fp = NULL;
+	if (fflush(w->fp) != 0) {
+		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+		goto out;
 	}
+	fd = fileno(w->fp);
+	/* Durable before it takes the final name. */
+	if (!w->to_stdout && fsync(fd) != 0) {
+		util_err_set(err, "%s: fsync failed: %s", w->path, strerror(errno));
+		goto out;
+	}
+	if (fclose(w->fp) != 0) {
+		w->fp = NULL;
+		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+		goto out;
+	}
+	w->fp = NULL;
 	if (w->to_stdout) {
 		rc = 0;
 		goto out;
@@ -1406,8 +1486,6 @@ int traj_writer_abort(struct traj_writer *w, struct util_err *err)
 
 	if (w == NULL)
 		return 0;
-	if (w->gz)
-		gzclose(w->gz);
 	if (w->fp)
 		fclose(w->fp);
 	rc = outfile_drop_temp(w->tmp, w->keep, w->keep_size, err);

@@ -764,6 +764,96 @@ START_TEST(test_threads_same_bytes)
 }
 END_TEST
 
+/* A .csv.gz is a run of whole gzip members: the header's, then each
+ * frame's rows in blocks of TRAJ_CSV_ROWS (16384), each member what a new
+ * deflate stream writes for its text at the file's level, all of them the
+ * text of the .csv; the same bytes for 1, 2 and 3 threads. */
+START_TEST(test_csv_gz_members)
+{
+	static const char *scen =
+		"{\"count\": 40000, \"steps\": 2, \"seed\": 5,"
+		" \"bounds\": {\"min\": [0, 0], \"max\": [400, 400], \"mode\": \"wrap\"}}";
+	static const int LEVELS[] = {1, 6, 0};
+	const size_t rows[] = {1, 16384, 16384, 7232};
+	long size, tsize, off;
+	unsigned char *gz, *one = NULL, *text, *raw = malloc(1 << 22), *fresh = malloc(1 << 22);
+	size_t used = 0, members = 0;
+	long size1 = 0;
+	int t, l;
+
+	ck_assert(raw && fresh);
+	make_dir();
+	write_run_opts(scen, path_in("m.csv"), TRAJ_CSV, UINT64_MAX, &DEFAULTS);
+	text = slurp(path_in("m.csv"), &tsize);
+	for (l = 0; l < 3; l++) {
+		struct wopts o = DEFAULTS;
+
+		o.level = LEVELS[l];
+		for (t = 1; t <= 3; t++) {
+#ifdef _OPENMP
+			omp_set_num_threads(t);
+#endif
+			write_run_opts(scen, path_in("m.csv.gz"), TRAJ_CSV_GZ, UINT64_MAX, &o);
+			gz = slurp(path_in("m.csv.gz"), &size);
+			if (t == 1) {
+				free(one);
+				one = gz;
+				size1 = size;
+				continue;
+			}
+			ck_assert_msg(size == size1 && memcmp(one, gz, (size_t)size) == 0,
+				      "level %d: %d threads write other bytes", o.level, t);
+			free(gz);
+		}
+		/* member by member */
+		used = 0;
+		members = 0;
+		for (off = 0; off < size1; members++) {
+			z_stream in, zs;
+			size_t len, nl = 0, i;
+
+			memset(&in, 0, sizeof in);
+			ck_assert_int_eq(inflateInit2(&in, 15 + 16), Z_OK);
+			in.next_in = one + off;
+			in.avail_in = (uInt)(size1 - off);
+			in.next_out = raw;
+			in.avail_out = 1 << 22;
+			ck_assert_int_eq(inflate(&in, Z_FINISH), Z_STREAM_END);
+			len = in.total_out;
+			for (i = 0; i < len; i++)
+				nl += raw[i] == '\n';
+			ck_assert_msg(len > 0 && raw[len - 1] == '\n', "member %zu ends inside a row",
+				      members);
+			ck_assert_uint_eq(nl, rows[members == 0 ? 0 : 1 + (members - 1) % 3]);
+			ck_assert_msg(used + len <= (size_t)tsize && memcmp(text + used, raw, len) == 0,
+				      "member %zu is not the .csv's text there", members);
+			used += len;
+			memset(&zs, 0, sizeof zs);
+			ck_assert_int_eq(deflateInit2(&zs, LEVELS[l], Z_DEFLATED, 15 + 16, 8,
+						      Z_DEFAULT_STRATEGY), Z_OK);
+			zs.next_in = raw;
+			zs.avail_in = (uInt)len;
+			zs.next_out = fresh;
+			zs.avail_out = 1 << 22;
+			ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+			ck_assert_msg(zs.total_out == in.total_in &&
+				      memcmp(fresh, one + off, in.total_in) == 0,
+				      "level %d, member %zu: not a new stream's bytes", LEVELS[l], members);
+			deflateEnd(&zs);
+			off += (long)in.total_in;
+			inflateEnd(&in);
+		}
+		ck_assert_uint_eq(used, (size_t)tsize);
+		ck_assert_uint_eq(members, 1 + 3 * 3);
+	}
+	free(one);
+	free(text);
+	free(raw);
+	free(fresh);
+	remove_dir();
+}
+END_TEST
+
 /* A version 1 file (written by boidsim before version 2) still reads, with
  * the digest it always had, and converts to version 2 unchanged. */
 START_TEST(test_version1_file)
@@ -2030,6 +2120,7 @@ Suite *traj_suite(void)
 	tcase_add_test(tc, test_lossy_exceptions);
 	tcase_add_test(tc, test_random_access);
 	tcase_add_test(tc, test_threads_same_bytes);
+	tcase_add_test(tc, test_csv_gz_members);
 	tcase_add_test(tc, test_version1_file);
 	tcase_add_test(tc, test_format_names);
 	tcase_add_loop_test(tc, test_hue_field, 0, 2);
