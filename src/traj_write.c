@@ -1149,15 +1149,27 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 	size_t b0;
 	int k;
 
-	if (w->blk == NULL && nb > 0) {
-		if (reserve_streams(w, err) != 0 ||
-		    !(w->blk = util_alloc((size_t)w->nzs, sizeof *w->blk, err)))
+	/* a block for each thread there may be (more, if the caller raised
+	 * the thread count since the last frame: the blocks' rows stay) */
+	if (nb > 0 && reserve_streams(w, err) != 0)
+		return -1;
+	if (nb > 0 && w->nblk < w->nzs) {
+		struct csv_block *blk = util_alloc((size_t)w->nzs, sizeof *blk, err);
+
+		if (blk == NULL)
 			return -1;
-		w->nblk = w->nzs;
-		for (k = 0; k < w->nblk; k++)
-			if (!(w->blk[k].text = util_alloc_raw(TRAJ_CSV_ROWS, TRAJ_CSV_ROW_MAX,
-							      err)))
+		for (k = w->nblk; k < w->nzs; k++)
+			if (!(blk[k].text = util_alloc_raw(TRAJ_CSV_ROWS, TRAJ_CSV_ROW_MAX, err))) {
+				while (--k >= w->nblk)
+					util_free(blk[k].text);
+				util_free(blk);
 				return -1;
+			}
+		if (w->nblk > 0)
+			memcpy(blk, w->blk, (size_t)w->nblk * sizeof *blk);
+		util_free(w->blk);
+		w->blk = blk;
+		w->nblk = w->nzs;
 	}
 	for (b0 = 0; b0 < nb; b0 += (size_t)w->nblk) {
 		const long nk = (long)(nb - b0 < (size_t)w->nblk ? nb - b0 : (size_t)w->nblk);

@@ -73,6 +73,10 @@ struct wopts {
 	int zlib;  /* 1: zlib chunks, not the scenario's compressor (zstd) */
 };
 
+/* write_run_opts: 1, 2, 3, 1, ... threads for the frames in turn
+ * (test_csv_gz_members sets it around one run). */
+static int vary_threads;
+
 static const struct wopts DEFAULTS = {0, 0, 0, -1, 0, 0};
 
 /* Runs a small scenario, writing path in the given format. */
@@ -85,7 +89,7 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	struct traj_writer *w;
 	float *fields[TRAJ_FIELDS_MAX] = {0};
 	char *json;
-	int d;
+	int d, frames = 0;
 
 	load_ok(scen, &sc);
 	ck_assert_int_eq(sim_init(&s, &sc, SIM_GRID, &test_ctx, &err), 0);
@@ -108,7 +112,12 @@ static void write_run_opts(const char *scen, const char *path, enum traj_format 
 	for (;;) {
 		if (s.step % sc.every == 0) {
 			flock_to_id_order(&s.flock, fields);
-			ck_assert_int_eq(traj_write_frame(w, s.step, fields, &err), 0);
+#ifdef _OPENMP
+			if (vary_threads)
+				omp_set_num_threads(1 + frames % 3);
+#endif
+			frames++;
+			ck_assert_msg(traj_write_frame(w, s.step, fields, &err) == 0, "%s", err.msg);
 		}
 		if (s.step == stop_after) {
 			traj_writer_abort(w, NULL);
@@ -805,6 +814,18 @@ START_TEST(test_csv_gz_members)
 				      "level %d: %d threads write other bytes", o.level, t);
 			free(gz);
 		}
+		/* threads raised between frames: more blocks at a time, the
+		 * same members */
+#ifdef _OPENMP
+		omp_set_num_threads(1);
+#endif
+		vary_threads = 1;
+		write_run_opts(scen, path_in("m.csv.gz"), TRAJ_CSV_GZ, UINT64_MAX, &o);
+		vary_threads = 0;
+		gz = slurp(path_in("m.csv.gz"), &size);
+		ck_assert_msg(size == size1 && memcmp(one, gz, (size_t)size) == 0,
+			      "level %d: 1, 2 then 3 threads write other bytes", o.level);
+		free(gz);
 		/* member by member */
 		used = 0;
 		members = 0;
