@@ -22,19 +22,23 @@
 #include <omp.h>
 #endif
 
-/* A block of CSV rows: its text, and its gzip member for .csv.gz. */
+/* A block of CSV rows: its text, and for .csv.gz its deflate block and
+ * the dictionary that block starts from. */
 struct csv_block {
 	char *text;
-	unsigned char *z;
+	unsigned char *z, *dict;
 	size_t len, zlen, z_cap;
 	uLong crc; /* the text's CRC-32 */
 	int rc;    /* zlib's result */
 };
 
+/* deflate's window: what a block's dictionary holds of the text before */
+#define TRAJ_GZ_DICT 32768u
+
 /* The rows of a CSV block, and the most bytes a row takes: the step (20
  * digits), group and id (10 each), and each value at most 16 ("%.9g" of
  * a float: "-1.17549435e-38", "-nan"), with the separators. Fixed, so
- * that the gzip members of a .csv.gz do not depend on the threads. */
+ * that the deflate blocks of a .csv.gz do not depend on the threads. */
 #define TRAJ_CSV_ROWS 16384
 #define TRAJ_CSV_ROW_MAX (20 + 1 + 10 + 1 + 10 + TRAJ_FIELDS_MAX * (1 + 16) + 1)
 
@@ -53,7 +57,7 @@ struct traj_writer {
 	uint64_t count;    /* boids; with agents the most a frame may hold */
 	uint64_t n, prev_n; /* agents in the frame being written, and in the last */
 	FILE *fp;
-	int gzip;          /* .csv.gz: the text goes out as gzip members */
+	int gzip;          /* .csv.gz: the text goes out as one gzip stream */
 	int to_stdout;
 	char *path;        /* final name */
 	char *tmp;         /* temporary name while writing */
@@ -123,8 +127,12 @@ struct traj_writer {
 	 * written in order; nblk blocks at a time. */
 	struct csv_block *blk;
 	int nblk;
-	unsigned char *hz; /* .csv.gz: the member of a put() */
+	unsigned char *hz; /* .csv.gz: the deflate block of a put() */
 	size_t hz_cap;
+	/* .csv.gz: the text's last TRAJ_GZ_DICT bytes (hist_len of them),
+	 * the dictionary of the next block */
+	unsigned char *hist, *hist_tmp;
+	size_t hist_len;
 };
 
 static const char *const CODEC_NAMES[TRAJ_CODECS] = {
@@ -201,8 +209,11 @@ int traj_format_guess(const char *path, enum traj_format *fmt)
  * n)): the file's running CRC takes it with crc32_combine, so that a
  * frame's compressed chunks, summed by the threads that made them, are not
  * read a second time by one thread. */
-static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t len,
-		       unsigned char **out, size_t *cap, size_t *olen);
+static int gzip_block(struct traj_writer *w, int tid, const unsigned char *dict, size_t dlen,
+		      const void *text, size_t len, unsigned char **out, size_t *cap,
+		      size_t *olen);
+static size_t gz_dict(const struct traj_writer *w, long kk, unsigned char *out);
+static void gz_history(struct traj_writer *w, const void *p, size_t n);
 static int reserve_streams(struct traj_writer *w, struct util_err *err);
 
 static int put_summed(struct traj_writer *w, const void *p, size_t n, uLong crc,
@@ -214,10 +225,15 @@ static int put_summed(struct traj_writer *w, const void *p, size_t n, uLong crc,
 	w->pos += n;
 	w->sum = crc32_combine(w->sum, crc, (z_off_t)n);
 	if (w->gzip) {
-		if ((rc = gzip_member(w, 0, p, n, &w->hz, &w->hz_cap, &zlen)) != Z_OK) {
-			util_err_set(err, "%s: compression failed (zlib %d)", w->path, rc);
+		size_t dlen = gz_dict(w, 0, w->hist_tmp);
+
+		if ((rc = gzip_block(w, 0, w->hist_tmp, dlen, p, n, &w->hz, &w->hz_cap, &zlen)) !=
+		    Z_OK) {
+			util_err_set(err, "%s: %s (zlib %d)", w->path,
+				     rc == Z_MEM_ERROR ? "out of memory" : "compression failed", rc);
 			return -1;
 		}
+		gz_history(w, p, n);
 		p = w->hz;
 		n = zlen;
 	}
@@ -370,6 +386,20 @@ struct traj_writer *traj_writer_open(const char *path, enum traj_format fmt,
 		for (f = 0; f < w->nf; f++)
 			sprintf(hdr + strlen(hdr), ",%s", traj_field_name(dims, f));
 		strcat(hdr, "\n");
+		if (w->gzip) {
+			/* RFC 1952: no name, no time; XFL as zlib sets it for
+			 * the level; OS 3 (Unix) wherever it runs */
+			unsigned char gh[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+
+			gh[8] = level == 9 ? 2 : level < 2 ? 4 : 0;
+			if (!(w->hist = util_alloc_raw(TRAJ_GZ_DICT, 1, err)) ||
+			    !(w->hist_tmp = util_alloc_raw(TRAJ_GZ_DICT, 1, err)))
+				goto fail;
+			if (fwrite(gh, 1, sizeof gh, w->fp) != sizeof gh) {
+				util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+				goto fail;
+			}
+		}
 		if (reserve_streams(w, err) != 0 || put(w, hdr, strlen(hdr), err) != 0)
 			goto fail;
 	}
@@ -1064,14 +1094,19 @@ static int write_bin_frame(struct traj_writer *w, uint64_t step,
 	return 0;
 }
 
-/* text as one whole gzip member (RFC 1952) at the file's level, by this
- * thread's stream (a reset stream writes the bytes a new one does), into
- * *out (grown to the bound). A .csv.gz is a run of such members, which
- * gzip, zlib's gzread and Python's gzip read as one text: each ends where
- * its rows do, so that a file cut after one decodes to there, and the
- * threads compress blocks of a frame at once. */
-static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t len,
-		       unsigned char **out, size_t *cap, size_t *olen)
+/* A .csv.gz is one gzip member (RFC 1952) whose deflate stream (RFC 1951)
+ * is cut into blocks, as pigz cuts it: the header line, then each block
+ * of TRAJ_CSV_ROWS rows of a frame, each compressed by a new raw deflate
+ * stream at the file's level, primed with the TRAJ_GZ_DICT bytes of text
+ * before it and ended with a sync flush (byte-aligned, not final); then,
+ * at traj_writer_close, an empty final block and the trailer (the text's
+ * CRC-32, which w->sum already is, and its length). Each block depends on
+ * the text alone, so the threads compress those of a frame at once and
+ * the bytes do not depend on them; a file cut anywhere before the trailer
+ * is a stream without its end, as a killed run's must be. */
+static int gzip_block(struct traj_writer *w, int tid, const unsigned char *dict, size_t dlen,
+		      const void *text, size_t len, unsigned char **out, size_t *cap,
+		      size_t *olen)
 {
 	z_stream *zs = w->zs[2 * tid];
 	uLong bound;
@@ -1082,9 +1117,9 @@ static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t 
 	if (zs == NULL) {
 		if (!(zs = calloc(1, sizeof *zs)))
 			return Z_MEM_ERROR;
-		/* 15 + 16: the gzip wrapper; memory level 8, as gzopen's */
-		if ((rc = deflateInit2(zs, w->level, Z_DEFLATED, 15 + 16, 8,
-				       Z_DEFAULT_STRATEGY)) != Z_OK) {
+		/* -15: raw deflate; memory level 8, as gzopen's */
+		if ((rc = deflateInit2(zs, w->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)) !=
+		    Z_OK) {
 			free(zs);
 			return rc;
 		}
@@ -1092,7 +1127,11 @@ static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t 
 	} else if ((rc = deflateReset(zs)) != Z_OK) {
 		return rc;
 	}
-	bound = deflateBound(zs, (uLong)len);
+	if (dlen > 0 && (rc = deflateSetDictionary(zs, dict, (uInt)dlen)) != Z_OK)
+		return rc;
+	/* deflateBound assumes one Z_FINISH: a sync flush's empty stored
+	 * block and its alignment take a few bytes more */
+	bound = deflateBound(zs, (uLong)len) + 16;
 	if (bound > UINT_MAX)
 		return Z_BUF_ERROR;
 	if (*cap < bound) {
@@ -1108,9 +1147,53 @@ static int gzip_member(struct traj_writer *w, int tid, const void *text, size_t 
 	zs->avail_in = (uInt)len;
 	zs->next_out = *out;
 	zs->avail_out = (uInt)bound;
-	rc = deflate(zs, Z_FINISH);
+	rc = deflate(zs, Z_SYNC_FLUSH);
+	if (rc != Z_OK)
+		return rc;
+	if (zs->avail_in != 0 || zs->avail_out == 0) /* not all out: cannot happen */
+		return Z_BUF_ERROR;
 	*olen = (size_t)zs->total_out;
-	return rc == Z_STREAM_END ? Z_OK : (rc == Z_OK ? Z_BUF_ERROR : rc);
+	return Z_OK;
+}
+
+/* The dictionary of block kk of this round: the last TRAJ_GZ_DICT bytes
+ * (all there are, if fewer) of the text before it, from blocks kk-1,
+ * kk-2, ... and the history before the round. Returns its length. */
+static size_t gz_dict(const struct traj_writer *w, long kk, unsigned char *out)
+{
+	size_t got = 0, take;
+	long j;
+
+	for (j = kk - 1; j >= 0 && got < TRAJ_GZ_DICT; j--) {
+		const struct csv_block *c = &w->blk[j];
+
+		take = c->len < TRAJ_GZ_DICT - got ? c->len : TRAJ_GZ_DICT - got;
+		memcpy(out + TRAJ_GZ_DICT - got - take, c->text + c->len - take, take);
+		got += take;
+	}
+	take = w->hist_len < TRAJ_GZ_DICT - got ? w->hist_len : TRAJ_GZ_DICT - got;
+	memcpy(out + TRAJ_GZ_DICT - got - take, w->hist + w->hist_len - take, take);
+	got += take;
+	memmove(out, out + TRAJ_GZ_DICT - got, got);
+	return got;
+}
+
+/* n bytes of text written after the history: it keeps their end. */
+static void gz_history(struct traj_writer *w, const void *p, size_t n)
+{
+	if (n >= TRAJ_GZ_DICT) {
+		memcpy(w->hist, (const char *)p + n - TRAJ_GZ_DICT, TRAJ_GZ_DICT);
+		w->hist_len = TRAJ_GZ_DICT;
+		return;
+	}
+	if (w->hist_len + n > TRAJ_GZ_DICT) {
+		const size_t drop = w->hist_len + n - TRAJ_GZ_DICT;
+
+		memmove(w->hist, w->hist + drop, w->hist_len - drop);
+		w->hist_len -= drop;
+	}
+	memcpy(w->hist + w->hist_len, p, n);
+	w->hist_len += n;
 }
 
 /* Rows i0 .. i1-1 of a frame as CSV text into out (room for
@@ -1159,9 +1242,12 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 		if (blk == NULL)
 			return -1;
 		for (k = w->nblk; k < w->nzs; k++)
-			if (!(blk[k].text = util_alloc_raw(TRAJ_CSV_ROWS, TRAJ_CSV_ROW_MAX, err))) {
-				while (--k >= w->nblk)
+			if (!(blk[k].text = util_alloc_raw(TRAJ_CSV_ROWS, TRAJ_CSV_ROW_MAX, err)) ||
+			    (w->gzip && !(blk[k].dict = util_alloc_raw(TRAJ_GZ_DICT, 1, err)))) {
+				for (; k >= w->nblk; k--) {
 					util_free(blk[k].text);
+					util_free(blk[k].dict);
+				}
 				util_free(blk);
 				return -1;
 			}
@@ -1175,23 +1261,36 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 		const long nk = (long)(nb - b0 < (size_t)w->nblk ? nb - b0 : (size_t)w->nblk);
 		long kk;
 
-		#pragma omp parallel for schedule(static, 1) if (nk > 1 && n >= w->parallel_min)
-		for (kk = 0; kk < nk; kk++) {
-			struct csv_block *c = &w->blk[kk];
-			const size_t i0 = (b0 + (size_t)kk) * TRAJ_CSV_ROWS;
-			const size_t i1 = i0 + TRAJ_CSV_ROWS < n ? i0 + TRAJ_CSV_ROWS : n;
-			int tid = 0;
+		/* the text first, as each block's dictionary is the text before
+		 * it; then the blocks compressed */
+		#pragma omp parallel if (nk > 1 && n >= w->parallel_min)
+		{
+			#pragma omp for schedule(static, 1)
+			for (kk = 0; kk < nk; kk++) {
+				struct csv_block *c = &w->blk[kk];
+				const size_t i0 = (b0 + (size_t)kk) * TRAJ_CSV_ROWS;
+				const size_t i1 = i0 + TRAJ_CSV_ROWS < n ? i0 + TRAJ_CSV_ROWS : n;
+
+				c->len = csv_rows(w, step, fields, i0, i1, c->text);
+				c->crc = crc32_z(0L, (const Bytef *)c->text, c->len);
+				c->rc = Z_OK;
+			}
+			if (w->gzip) {
+				#pragma omp for schedule(static, 1)
+				for (kk = 0; kk < nk; kk++) {
+					struct csv_block *c = &w->blk[kk];
+					const size_t dlen = gz_dict(w, kk, c->dict);
+					int tid = 0;
 
 #ifdef _OPENMP
-			tid = omp_get_thread_num();
+					tid = omp_get_thread_num();
 #endif
-			c->len = csv_rows(w, step, fields, i0, i1, c->text);
-			c->crc = crc32_z(0L, (const Bytef *)c->text, c->len);
-			c->rc = Z_OK;
-			if (w->gzip)
-				c->rc = tid < w->nzs ? gzip_member(w, tid, c->text, c->len, &c->z,
-								   &c->z_cap, &c->zlen)
-						     : Z_MEM_ERROR;
+					c->rc = tid < w->nzs ? gzip_block(w, tid, c->dict, dlen, c->text,
+									  c->len, &c->z, &c->z_cap,
+									  &c->zlen)
+							     : Z_MEM_ERROR;
+				}
+			}
 		}
 		for (kk = 0; kk < nk; kk++) {
 			const struct csv_block *c = &w->blk[kk];
@@ -1199,7 +1298,10 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 			const size_t len = w->gzip ? c->zlen : c->len;
 
 			if (c->rc != Z_OK) {
-				util_err_set(err, "%s: compression failed (zlib %d)", w->path, c->rc);
+				util_err_set(err, "%s: %s (zlib %d)", w->path,
+					     c->rc == Z_MEM_ERROR ? "out of memory"
+								  : "compression failed",
+					     c->rc);
 				return -1;
 			}
 			w->pos += c->len;
@@ -1209,6 +1311,9 @@ static int write_csv_frame(struct traj_writer *w, uint64_t step,
 				return -1;
 			}
 		}
+		if (w->gzip)
+			for (kk = 0; kk < nk; kk++)
+				gz_history(w, w->blk[kk].text, w->blk[kk].len);
 	}
 	return 0;
 }
@@ -1223,10 +1328,10 @@ static int write_frame(struct traj_writer *w, uint64_t step,
 		w->frames++;
 		w->last_step = step;
 		/* Hand each whole frame to the kernel, so that a killed run's file
-		 * ends on a frame boundary. A gzip'd frame ends with its last
-		 * member, decodable to there by itself; so a checkpoint needs no
-		 * flush of its own, which would make the bytes of a run depend on
-		 * where its checkpoints and its stops fell. */
+		 * ends on a frame boundary. A gzip'd frame ends with a block's
+		 * sync flush, so the stream decodes to there; a checkpoint needs
+		 * no flush of its own, which would make the bytes of a run depend
+		 * on where its checkpoints and its stops fell. */
 		if (fflush(w->fp) != 0) {
 			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
 			rc = -1;
@@ -1396,10 +1501,13 @@ static void writer_free(struct traj_writer *w)
 	util_free(w->zero_z);
 	for (t = 0; t < w->nblk; t++) {
 		util_free(w->blk[t].text);
+		util_free(w->blk[t].dict);
 		free(w->blk[t].z);
 	}
 	util_free(w->blk);
 	free(w->hz);
+	util_free(w->hist);
+	util_free(w->hist_tmp);
 	util_free(w->prev);
 	for (t = 0; t < 2; t++)
 		for (f = 0; f < TRAJ_FIELDS_MAX; f++)
@@ -1439,6 +1547,18 @@ int traj_writer_close(struct traj_writer *w, enum traj_status status,
 		traj_put_u32(e + 24, (uint32_t)crc32(0L, e, 24));
 		if (put(w, e, sizeof e, err) != 0)
 			goto out;
+	}
+	if (w->gzip) {
+		/* the final empty block (fixed codes: BFINAL 1, BTYPE 01, the
+		 * end code) and the trailer: the text's CRC-32 and length */
+		unsigned char t[10] = {0x03, 0x00};
+
+		traj_put_u32(t + 2, (uint32_t)w->sum);
+		traj_put_u32(t + 6, (uint32_t)w->pos);
+		if (fwrite(t, 1, sizeof t, w->fp) != sizeof t) {
+			util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
+			goto out;
+		}
 	}
 	if (fflush(w->fp) != 0) {
 		util_err_set(err, "%s: write failed: %s", w->path, strerror(errno));
