@@ -42,7 +42,8 @@ int resume_frames(const struct scenario *sc, const char *json,
 	struct traj_reader *r = NULL;
 	uint64_t step, k, n = resume_written_before(before, sc->every), bytes;
 	uint32_t sum;
-	int rc = -1;
+	/* have: a frame read and not yet written; ended: the file's end read */
+	int rc = -1, have = 0, ended = 0;
 
 	*refused = 1;
 	if (src == NULL) {
@@ -67,20 +68,37 @@ int resume_frames(const struct scenario *sc, const char *json,
 		goto out;
 	}
 	/* Exactly the frames before the step, and not one more: what the
-	 * stopped run wrote after its checkpoint may be cut short. */
+	 * stopped run wrote after its checkpoint may be cut short. A CSV
+	 * frame of no agents has no rows, so a CSV file with agents may skip
+	 * a step: that frame was empty (and if it was not, the text differs
+	 * from what the checkpoint summed, below). */
 	for (k = 0; k < n; k++) {
-		int got = a ? traj_read_frame_agents(r, &step, frame, a, err) :
-			      traj_read_frame(r, &step, frame, err);
+		if (!have && !ended) {
+			have = a ? traj_read_frame_agents(r, &step, frame, a, err) :
+				   traj_read_frame(r, &step, frame, err);
+			if (have < 0)
+				goto out;
+			ended = have == 0;
+		}
+		if (a && fmt != TRAJ_BIN && (!have || step > k * sc->every)) {
+			struct traj_agents none = {0, a->id, a->group};
 
-		if (got < 0)
-			goto out;
-		if (got == 0 || step != k * sc->every) {
+			if (traj_write_frame_agents(w, k * sc->every, frame, &none, err) != 0) {
+				*refused = 0;
+				goto out;
+			}
+			continue;
+		}
+		if (!have || step != k * sc->every) {
+			int got = have;
+
 			util_err_set(err, "cannot resume: %s has %s step %llu where the checkpoint "
 				     "needs step %llu", src, got == 0 ? "no frame after" : "a frame of",
 				     (unsigned long long)(got == 0 ? traj_reader_last_step(r) : step),
 				     (unsigned long long)(k * sc->every));
 			goto out;
 		}
+		have = 0;
 		if ((a ? traj_write_frame_agents(w, step, frame, a, err) :
 		     traj_write_frame(w, step, frame, err)) != 0) {
 			*refused = 0;
