@@ -205,10 +205,6 @@ int traj_format_guess(const char *path, enum traj_format *fmt)
 	return 0;
 }
 
-/* Writes n bytes whose CRC-32 the caller has (crc, from crc32_z(0, p,
- * n)): the file's running CRC takes it with crc32_combine, so that a
- * frame's compressed chunks, summed by the threads that made them, are not
- * read a second time by one thread. */
 static int gzip_block(struct traj_writer *w, int tid, const unsigned char *dict, size_t dlen,
 		      const void *text, size_t len, unsigned char **out, size_t *cap,
 		      size_t *olen);
@@ -216,6 +212,11 @@ static size_t gz_dict(const struct traj_writer *w, long kk, unsigned char *out);
 static void gz_history(struct traj_writer *w, const void *p, size_t n);
 static int reserve_streams(struct traj_writer *w, struct util_err *err);
 
+/* Writes n bytes whose CRC-32 the caller has (crc, from crc32_z(0, p,
+ * n)): the file's running CRC takes it with crc32_combine, so that a
+ * frame's compressed chunks, summed by the threads that made them, are not
+ * read a second time by one thread. For .csv.gz the bytes are text, which
+ * goes out as a deflate block of its own (gzip_block). */
 static int put_summed(struct traj_writer *w, const void *p, size_t n, uLong crc,
 		      struct util_err *err)
 {
